@@ -1,0 +1,7 @@
+"""`python -m conformance` is the `ggspec` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

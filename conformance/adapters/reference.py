@@ -1,0 +1,271 @@
+"""The `reference` adapter: the Target protocol over the reference model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reference import backend as B
+from reference import buffer as BF
+from reference import copy as C
+from reference import cpu, tdata, vdev
+from reference.backend import Backend
+from reference.buffer import Buffer, BufferInterface, BufferType, BufferUsage
+from reference.clauses import Profile
+from reference.registry import Registry
+from reference.tensor import Context, Tensor, nbytes, resolved_buffer
+from reference.types import GGMLType, Op
+from reference.world import Region, World
+
+from ..target import TensorInfo, VDevParams
+
+
+class ReferenceTarget:
+    name = "reference"
+    default_profile = Profile.FIXED
+    resettable_registry = True
+
+    def __init__(self, profile: Profile = Profile.FIXED) -> None:
+        self.world = World(profile)
+        self.ctx = Context(self.world, no_alloc=True)
+        self.host_ctx = Context(self.world, no_alloc=False)
+        self._init_calls: list[tuple[str, int]] = []
+
+    # core
+    def new_tensor(self, type_: int, ne: Sequence[int], name: str = "") -> Tensor:
+        return self.ctx.new_tensor(GGMLType(type_), ne, name)
+
+    def new_host_tensor(self, type_: int, ne: Sequence[int], name: str = "") -> Tensor:
+        return self.host_ctx.new_tensor(GGMLType(type_), ne, name)
+
+    def poke_buffer(self, t: Tensor, buf: Buffer | None) -> None:
+        t.buffer = buf
+
+    def view(self, a: Tensor, ne: Sequence[int], nb: Sequence[int], offset: int) -> Tensor:
+        return self.ctx.view(a, ne, nb, offset)
+
+    def set_op(self, t: Tensor, op: int, srcs: Sequence[Tensor | None]) -> None:
+        t.op = Op(op)
+        for i, s in enumerate(srcs):
+            t.src[i] = s
+
+    def nbytes(self, t: Tensor) -> int:
+        return nbytes(t)
+
+    def tensor_info(self, t: Tensor) -> TensorInfo:
+        buf = resolved_buffer(t)
+        offset = None
+        if t.data is not None and buf is not None and buf.iface.get_base is not None:
+            base = buf.iface.get_base(buf)
+            offset = t.data - base if base is not None else None
+        return TensorInfo(
+            int(t.type), tuple(t.ne), tuple(t.nb), int(t.op), t.name, t.view_offs,  # type: ignore[arg-type]
+            t.view_src is not None, t.buffer is not None, t.data is not None, offset,
+        )
+
+    def tensor_buffer(self, t: Tensor) -> Buffer | None:
+        return t.buffer
+
+    def tensor_view_src(self, t: Tensor) -> Tensor | None:
+        return t.view_src
+
+    # host memory
+    def host_alloc(self, size: int) -> Region:
+        return self.world.host_alloc(size)
+
+    def host_write(self, h: Region, offset: int, payload: bytes) -> None:
+        self.world.memory.write(h.base + offset, payload)
+
+    def host_read(self, h: Region, offset: int, size: int) -> bytes:
+        return self.world.memory.read(h.base + offset, size)
+
+    # buffer types
+    def cpu_buffer_type(self) -> BufferType:
+        return cpu.cpu_buffer_type(self.world)
+
+    def buft_name(self, buft: BufferType) -> str:
+        return BF.buft_name(buft)
+
+    def buft_alloc_buffer(self, buft: BufferType, size: int) -> Buffer:
+        return BF.buft_alloc_buffer(buft, size)
+
+    def buft_get_alignment(self, buft: BufferType) -> int:
+        return BF.buft_get_alignment(buft)
+
+    def buft_get_alloc_size(self, buft: BufferType, t: Tensor) -> int:
+        return BF.buft_get_alloc_size(buft, t)
+
+    def buft_supports_backend(self, buft: BufferType, backend: Backend) -> bool:
+        return BF.buft_supports_backend(buft, backend)
+
+    def buft_is_host(self, buft: BufferType) -> bool:
+        return BF.buft_is_host(buft)
+
+    # buffers
+    def buffer_init_without_get_base(self, size: int) -> Buffer:
+        base = cpu.cpu_buffer_type(self.world)
+        probe = BF.buft_alloc_buffer(base, 0)
+        iface = BufferInterface(**{**probe.iface.__dict__, "get_base": None})
+        BF.buffer_free(probe)
+        return BF.buffer_init(self.world, base, iface, None, size)
+
+    def buffer_name(self, buf: Buffer) -> str:
+        return BF.buffer_name(buf)
+
+    def buffer_free(self, buf: Buffer | None) -> None:
+        BF.buffer_free(buf)
+
+    def buffer_get_base(self, buf: Buffer) -> int:
+        return BF.buffer_get_base(buf)
+
+    def buffer_get_size(self, buf: Buffer) -> int:
+        return BF.buffer_get_size(buf)
+
+    def buffer_init_tensor(self, buf: Buffer, t: Tensor) -> None:
+        BF.buffer_init_tensor(buf, t)
+
+    def buffer_get_alignment(self, buf: Buffer) -> int:
+        return BF.buffer_get_alignment(buf)
+
+    def buffer_get_alloc_size(self, buf: Buffer, t: Tensor) -> int:
+        return BF.buffer_get_alloc_size(buf, t)
+
+    def buffer_clear(self, buf: Buffer, value: int) -> None:
+        BF.buffer_clear(buf, value)
+
+    def buffer_is_host(self, buf: Buffer) -> bool:
+        return BF.buffer_is_host(buf)
+
+    def buffer_set_usage(self, buf: Buffer, usage: int) -> None:
+        BF.buffer_set_usage(buf, BufferUsage(usage))
+
+    def buffer_usage(self, buf: Buffer) -> int:
+        return int(buf.usage)
+
+    def buffer_get_type(self, buf: Buffer) -> BufferType:
+        return BF.buffer_get_type(buf)
+
+    def buffer_reset(self, buf: Buffer) -> None:
+        BF.buffer_reset(buf)
+
+    def buffer_copy_tensor(self, src: Tensor, dst: Tensor) -> bool:
+        return C.buffer_copy_tensor(src, dst)
+
+    def buffer_bytes(self, buf: Buffer) -> bytes:
+        if isinstance(buf.context, vdev.DeviceBuffer):
+            return vdev.vdev_read(buf, 0, buf.size)
+        return self.world.memory.read(BF.buffer_get_base(buf), buf.size)
+
+    def cpu_buffer_from_ptr(self, mem: Region | None, size: int) -> Buffer:
+        return cpu.cpu_buffer_from_ptr(self.world, mem.base if mem is not None else None, size)
+
+    # tensor data
+    def _host_block(self, payload: bytes, size: int) -> int:
+        block = self.world.host_alloc(max(size, len(payload)), "tensor_set source")
+        block.data[: len(payload)] = payload
+        return block.base
+
+    def tensor_set(self, t: Tensor, payload: bytes, offset: int, size: int) -> None:
+        tdata.tensor_set(t, self._host_block(payload[:size], size), offset, size)
+
+    def tensor_get(self, t: Tensor, offset: int, size: int) -> bytes:
+        out = self.world.host_alloc(size, "tensor_get destination")
+        tdata.tensor_get(t, out.base, offset, size)
+        return bytes(out.data)
+
+    def tensor_set_async(self, backend: Backend, t: Tensor, mem: Region, mem_offset: int, offset: int, size: int) -> None:
+        tdata.tensor_set_async(backend, t, mem.base + mem_offset, offset, size)
+
+    def tensor_get_async(self, backend: Backend, t: Tensor, mem: Region, mem_offset: int, offset: int, size: int) -> None:
+        tdata.tensor_get_async(backend, t, mem.base + mem_offset, offset, size)
+
+    def view_init(self, buf: Buffer, t: Tensor) -> None:
+        tdata.view_init(buf, t)
+
+    def tensor_alloc(self, buf: Buffer, t: Tensor, offset: int) -> None:
+        assert buf.iface.get_base is not None
+        base = buf.iface.get_base(buf) or 0
+        tdata.tensor_alloc(buf, t, base + offset)
+
+    # copies
+    def tensor_copy(self, src: Tensor, dst: Tensor) -> None:
+        C.tensor_copy(src, dst)
+
+    def tensor_copy_async(self, backend: Backend, src: Tensor, dst: Tensor) -> None:
+        C.tensor_copy_async(backend, src, dst)
+
+    # backends
+    def cpu_init(self) -> Backend:
+        return cpu.cpu_init(self.world)
+
+    def vdev_init(self, params: VDevParams) -> Backend:
+        return vdev.vdev_init(self.world, params)
+
+    def vdev_pending(self, backend: Backend) -> int:
+        return vdev.vdev_pending(backend)
+
+    def vdev_counters(self, buf: Buffer) -> tuple[int, int]:
+        return vdev.vdev_counters(buf)
+
+    def backend_name(self, backend: Backend | None) -> str:
+        return B.backend_name(backend)
+
+    def backend_free(self, backend: Backend | None) -> None:
+        B.backend_free(backend)
+
+    def backend_get_default_buffer_type(self, backend: Backend) -> BufferType:
+        return B.backend_get_default_buffer_type(backend)
+
+    def backend_alloc_buffer(self, backend: Backend, size: int) -> Buffer:
+        return B.backend_alloc_buffer(backend, size)
+
+    def backend_get_alignment(self, backend: Backend) -> int:
+        return B.backend_get_alignment(backend)
+
+    def backend_synchronize(self, backend: Backend) -> None:
+        B.backend_synchronize(backend)
+
+    def backend_supports_op(self, backend: Backend, op: Tensor) -> bool:
+        return B.backend_supports_op(backend, op)
+
+    def backend_is_cpu(self, backend: Backend | None) -> bool:
+        return cpu.is_cpu(backend)
+
+    def cpu_set_n_threads(self, backend: Backend, n_threads: int) -> None:
+        cpu.cpu_set_n_threads(backend, n_threads)
+
+    # registry
+    def reg_reset(self) -> None:
+        self.world._registry = Registry(self.world)
+        self._init_calls.clear()
+
+    def reg_register(self, name: str, buft: BufferType, user_data: int) -> None:
+        def init_fn(params: str, user: object) -> Backend:
+            assert isinstance(user, int)
+            self._init_calls.append((params, user))
+            return cpu.cpu_init(self.world)
+
+        self.world.registry.register(name, init_fn, buft, user_data)
+
+    def reg_init_calls(self) -> list[tuple[str, int]]:
+        return list(self._init_calls)
+
+    def reg_get_count(self) -> int:
+        return self.world.registry.get_count()
+
+    def reg_find_by_name(self, name: str) -> int:
+        return self.world.registry.find_by_name(name)
+
+    def reg_init_backend_from_str(self, backend_str: str) -> Backend | None:
+        return self.world.registry.init_backend_from_str(backend_str)
+
+    def reg_get_name(self, i: int) -> str:
+        return self.world.registry.get_name(i)
+
+    def reg_init_backend(self, i: int, params: str) -> Backend | None:
+        return self.world.registry.init_backend(i, params)
+
+    def reg_get_default_buffer_type(self, i: int) -> BufferType:
+        return self.world.registry.get_default_buffer_type(i)
+
+    def reg_alloc_buffer(self, i: int, size: int) -> Buffer:
+        return self.world.registry.alloc_buffer(i, size)

@@ -1,0 +1,286 @@
+"""TDATA: tensor_set / tensor_get and their async forms, view_init and tensor_alloc."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from ..harness import Recorder, check
+from ..strategies import Placement, TensorSpec, ViewSpec, placements, tensor_specs
+from ..target import Target
+from ._setup import alloc_size, backend_for, placed, view_of
+
+ranges = st.tuples(st.integers(0, 1 << 16), st.integers(0, 1 << 16))
+
+
+def _in_bounds(n: int, draw: tuple[int, int]) -> tuple[int, int]:
+    """An (offset, size) pair with offset + size <= n, from two free integers."""
+    a, b = draw
+    offset = a % (n + 1)
+    size = b % (n - offset + 1)
+    return offset, size
+
+
+@check("TDATA-4", placement=placements, spec=tensor_specs(), rng=ranges, data=st.binary(min_size=0, max_size=4096))
+def set_writes_the_range(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec,
+                         rng: tuple[int, int], data: bytes) -> None:
+    """tensor_set changes exactly bytes [offset, offset + size) of the tensor, nothing else."""
+    _, buf, tensor = placed(t, placement, spec, slack=8)
+    t.buffer_clear(buf, 0xA5)
+    offset, size = _in_bounds(t.nbytes(tensor), rng)
+    payload = (data * (size // max(len(data), 1) + 1))[:size] if data else bytes(size)
+    t.tensor_set(tensor, payload, offset, size)
+    rec("buffer", t.buffer_bytes(buf))
+
+
+@check("TDATA-8", placement=placements, spec=tensor_specs(), rng=ranges, fill=st.binary(min_size=1, max_size=64))
+def get_reads_the_range(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec,
+                        rng: tuple[int, int], fill: bytes) -> None:
+    """tensor_get returns bytes [offset, offset + size) and leaves the buffer alone."""
+    _, buf, tensor = placed(t, placement, spec)
+    t.buffer_clear(buf, 0)
+    n = t.nbytes(tensor)
+    t.tensor_set(tensor, (fill * (n // len(fill) + 1))[:n], 0, n)
+    offset, size = _in_bounds(n, rng)
+    rec("got", t.tensor_get(tensor, offset, size))
+    rec("buffer", t.buffer_bytes(buf))
+
+
+@st.composite
+def _root_and_view(draw: st.DrawFn) -> tuple[TensorSpec, ViewSpec]:
+    from ..strategies import view_specs
+
+    root = draw(tensor_specs(), label="root")
+    return root, draw(view_specs(root), label="view")
+
+
+@check("TDATA-4", "TDATA-8", placement=placements, rv=_root_and_view(), init=st.booleans(),
+       fill=st.binary(min_size=1, max_size=64))
+def views_use_the_roots_buffer(t: Target, rec: Recorder, placement: Placement,
+                               rv: tuple[TensorSpec, ViewSpec], init: bool, fill: bytes) -> None:
+    """A view made after its root was placed writes and reads its root's buffer, at its offset,
+    whether or not view_init has given it a buffer of its own (rc.8: erratum TDATA-4/6)."""
+    root_spec, vspec = rv
+    _, buf, root = placed(t, placement, root_spec)
+    t.buffer_clear(buf, 0)
+    view = view_of(t, root, vspec)
+    if init:
+        t.view_init(buf, view)
+    rec("view", t.tensor_info(view))
+    n = t.nbytes(view)
+    t.tensor_set(view, (fill * (n // len(fill) + 1))[:n], 0, n)
+    rec("root bytes", t.tensor_get(root, 0, t.nbytes(root)))
+    rec("view bytes", t.tensor_get(view, 0, n))
+
+
+# --- asserts of tensor_set / tensor_get -----------------------------------------------------
+
+
+@check("TDATA-1", spec=tensor_specs())
+def set_unallocated(t: Target, rec: Recorder, spec: TensorSpec) -> None:
+    tensor = t.new_tensor(spec.type, spec.ne, "unallocated")
+    t.tensor_set(tensor, b"\0", 0, 1)
+
+
+@check("TDATA-5", spec=tensor_specs())
+def get_unallocated(t: Target, rec: Recorder, spec: TensorSpec) -> None:
+    tensor = t.new_tensor(spec.type, spec.ne, "unallocated")
+    t.tensor_get(tensor, 0, 1)
+
+
+@check("TDATA-2", spec=tensor_specs())
+def set_without_buffer(t: Target, rec: Recorder, spec: TensorSpec) -> None:
+    """A tensor in context memory has data but no buffer."""
+    tensor = t.new_host_tensor(spec.type, spec.ne, "context tensor")
+    t.tensor_set(tensor, b"\0", 0, 1)
+
+
+@check("TDATA-6", spec=tensor_specs())
+def get_without_buffer(t: Target, rec: Recorder, spec: TensorSpec) -> None:
+    tensor = t.new_host_tensor(spec.type, spec.ne, "context tensor")
+    t.tensor_get(tensor, 0, 1)
+
+
+@check("TDATA-3", placement=placements, spec=tensor_specs(), excess=st.integers(1, 64), split=st.integers(0, 1 << 16))
+def set_out_of_bounds(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec, excess: int, split: int) -> None:
+    """offset + size = nbytes + excess must abort (the buffer has room, so nothing else stops it)."""
+    _, _, tensor = placed(t, placement, spec, slack=128)
+    end = t.nbytes(tensor) + excess
+    offset = split % (end + 1)
+    t.tensor_set(tensor, bytes(end - offset), offset, end - offset)
+
+
+@check("TDATA-7", placement=placements, spec=tensor_specs(), excess=st.integers(1, 64), split=st.integers(0, 1 << 16))
+def get_out_of_bounds(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec, excess: int, split: int) -> None:
+    _, _, tensor = placed(t, placement, spec, slack=128)
+    end = t.nbytes(tensor) + excess
+    offset = split % (end + 1)
+    t.tensor_get(tensor, offset, end - offset)
+
+
+@check("TDATA-6", "TDATA-8", placement=placements, rv=_root_and_view())
+def get_view_without_own_buffer(t: Target, rec: Recorder, placement: Placement, rv: tuple[TensorSpec, ViewSpec]) -> None:
+    """rc.8 asserts the view's own buffer field (abort); `fixed` reads through the root's."""
+    root_spec, vspec = rv
+    _, buf, root = placed(t, placement, root_spec)
+    t.buffer_clear(buf, 7)
+    view = view_of(t, root, vspec)
+    rec("got", t.tensor_get(view, 0, t.nbytes(view)))
+
+
+# --- async ----------------------------------------------------------------------------------
+
+
+@check("TDATA-13", "BACK-8", "BACK-9", placement=placements, spec=tensor_specs(), fill=st.binary(min_size=1, max_size=32),
+       reuse=st.booleans())
+def async_round_trip(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec, fill: bytes, reuse: bool) -> None:
+    """set_async then get_async then synchronize: the data arrives, in submission order; with
+    `reuse` the host source is overwritten before synchronize (a lazy device shows it)."""
+    backend, buf, tensor = placed(t, placement, spec)
+    t.buffer_clear(buf, 0)
+    n = t.nbytes(tensor)
+    src, dst = t.host_alloc(n), t.host_alloc(n)
+    t.host_write(src, 0, (fill * (n // len(fill) + 1))[:n])
+    t.host_write(dst, 0, b"\xee" * n)
+    t.tensor_set_async(backend, tensor, src, 0, 0, n)
+    if reuse:
+        t.host_write(src, 0, b"\x11" * n)
+    t.tensor_get_async(backend, tensor, dst, 0, 0, n)
+    rec("pending", t.vdev_pending(backend) if placement.kind == "vdev" else 0)
+    t.backend_synchronize(backend)
+    rec("read back", t.host_read(dst, 0, n))
+    rec("buffer", t.buffer_bytes(buf))
+
+
+@check("TDATA-9", placement=placements, spec=tensor_specs())
+def set_async_unallocated(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec) -> None:
+    backend = backend_for(t, placement)
+    tensor = t.new_tensor(spec.type, spec.ne, "unallocated")
+    mem = t.host_alloc(1)
+    t.tensor_set_async(backend, tensor, mem, 0, 0, 1)
+
+
+@check("TDATA-11", placement=placements, spec=tensor_specs())
+def get_async_unallocated(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec) -> None:
+    backend = backend_for(t, placement)
+    tensor = t.new_tensor(spec.type, spec.ne, "unallocated")
+    mem = t.host_alloc(1)
+    t.tensor_get_async(backend, tensor, mem, 0, 0, 1)
+
+
+@check("TDATA-10", placement=placements, spec=tensor_specs(), excess=st.integers(1, 64))
+def set_async_out_of_bounds(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec, excess: int) -> None:
+    backend, _, tensor = placed(t, placement, spec, slack=128)
+    n = t.nbytes(tensor) + excess
+    mem = t.host_alloc(n)
+    t.tensor_set_async(backend, tensor, mem, 0, 0, n)
+
+
+@check("TDATA-12", placement=placements, spec=tensor_specs(), excess=st.integers(1, 64))
+def get_async_out_of_bounds(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec, excess: int) -> None:
+    backend, _, tensor = placed(t, placement, spec, slack=128)
+    n = t.nbytes(tensor) + excess
+    mem = t.host_alloc(n)
+    t.tensor_get_async(backend, tensor, mem, 0, 0, n)
+
+
+# --- view_init and tensor_alloc -------------------------------------------------------------
+
+
+@check("TDATA-18", "BUF-7", placement=placements, rv=_root_and_view())
+def view_init_places_the_view(t: Target, rec: Recorder, placement: Placement, rv: tuple[TensorSpec, ViewSpec]) -> None:
+    root_spec, vspec = rv
+    _, buf, root = placed(t, placement, root_spec)
+    view = view_of(t, root, vspec)
+    t.view_init(buf, view)
+    rec("view", t.tensor_info(view))
+    rec("buffer is the root's", t.tensor_buffer(view) == buf)
+    if placement.kind == "vdev":
+        rec("init_tensor calls", t.vdev_counters(buf)[0])
+
+
+@check("TDATA-14", placement=placements, rv=_root_and_view())
+def view_init_twice(t: Target, rec: Recorder, placement: Placement, rv: tuple[TensorSpec, ViewSpec]) -> None:
+    root_spec, vspec = rv
+    _, buf, root = placed(t, placement, root_spec)
+    view = view_of(t, root, vspec)
+    t.view_init(buf, view)
+    t.view_init(buf, view)
+
+
+@check("TDATA-15", placement=placements, spec=tensor_specs())
+def view_init_not_a_view(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec) -> None:
+    backend = backend_for(t, placement)
+    buf = t.backend_alloc_buffer(backend, spec.nbytes())
+    t.view_init(buf, t.new_tensor(spec.type, spec.ne, "plain"))
+
+
+@check("TDATA-16", placement=placements, rv=_root_and_view())
+def view_init_unplaced_root(t: Target, rec: Recorder, placement: Placement, rv: tuple[TensorSpec, ViewSpec]) -> None:
+    root_spec, vspec = rv
+    backend = backend_for(t, placement)
+    buf = t.backend_alloc_buffer(backend, root_spec.nbytes())
+    root = t.new_tensor(root_spec.type, root_spec.ne, "root")
+    t.view_init(buf, view_of(t, root, vspec))
+
+
+@check("TDATA-17", placement=placements, rv=_root_and_view())
+def view_init_root_without_data(t: Target, rec: Recorder, placement: Placement, rv: tuple[TensorSpec, ViewSpec]) -> None:
+    """A root whose buffer field was set by hand (as ggml-alloc does) but whose data is NULL."""
+    root_spec, vspec = rv
+    backend = backend_for(t, placement)
+    buf = t.backend_alloc_buffer(backend, alloc_size(root_spec, placement))
+    root = t.new_tensor(root_spec.type, root_spec.ne, "root")
+    t.poke_buffer(root, buf)
+    t.view_init(buf, view_of(t, root, vspec))
+
+
+@check("TDATA-20", placement=placements, spec=tensor_specs())
+def tensor_alloc_with_data(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec) -> None:
+    backend = backend_for(t, placement)
+    buf = t.backend_alloc_buffer(backend, alloc_size(spec, placement))
+    t.tensor_alloc(buf, t.new_host_tensor(spec.type, spec.ne, "context tensor"), 0)
+
+
+@check("TDATA-24", "BUF-7", placement=placements, spec=tensor_specs(), where=st.integers(0, 1 << 16), slack=st.integers(0, 256))
+def tensor_alloc_places(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec, where: int, slack: int) -> None:
+    backend = backend_for(t, placement)
+    size = alloc_size(spec, placement) + slack
+    buf = t.backend_alloc_buffer(backend, size)
+    tensor = t.new_tensor(spec.type, spec.ne, "t")
+    room = t.buffer_get_size(buf) - t.buffer_get_alloc_size(buf, tensor)
+    t.tensor_alloc(buf, tensor, where % (room + 1))
+    rec("tensor", t.tensor_info(tensor))
+    rec("buffer is set", t.tensor_buffer(tensor) == buf)
+    if placement.kind == "vdev":
+        rec("init_tensor calls", t.vdev_counters(buf)[0])
+
+
+@check("TDATA-19", placement=placements, spec=tensor_specs())
+def tensor_alloc_twice(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec) -> None:
+    _, buf, tensor = placed(t, placement, spec, slack=alloc_size(spec, placement))
+    t.tensor_alloc(buf, tensor, 0)
+
+
+@check("TDATA-21", placement=placements, spec=tensor_specs())
+def tensor_alloc_a_view(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec) -> None:
+    backend = backend_for(t, placement)
+    buf = t.backend_alloc_buffer(backend, 2 * alloc_size(spec, placement))
+    root = t.new_tensor(spec.type, spec.ne, "root")
+    t.tensor_alloc(buf, t.view(root, (spec.ne[0],), (), 0), 0)
+
+
+@check("TDATA-22", placement=placements, spec=tensor_specs(), before=st.integers(1, 4096))
+def tensor_alloc_before_base(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec, before: int) -> None:
+    backend = backend_for(t, placement)
+    buf = t.backend_alloc_buffer(backend, alloc_size(spec, placement))
+    t.tensor_alloc(buf, t.new_tensor(spec.type, spec.ne, "t"), -before)
+
+
+@check("TDATA-23", placement=placements, spec=tensor_specs(), over=st.integers(1, 64))
+def tensor_alloc_past_end(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec, over: int) -> None:
+    """The end is measured with the buffer type's alloc size, not nbytes."""
+    backend = backend_for(t, placement)
+    buf = t.backend_alloc_buffer(backend, alloc_size(spec, placement))
+    tensor = t.new_tensor(spec.type, spec.ne, "t")
+    room = t.buffer_get_size(buf) - t.buffer_get_alloc_size(buf, tensor)
+    t.tensor_alloc(buf, tensor, room + over)

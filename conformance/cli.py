@@ -1,0 +1,71 @@
+"""The `ggspec` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from reference.clauses import Profile
+
+from . import report
+from .adapters import TARGETS, default_profile
+from .runner import PROFILES, RunConfig, print_progress, run_all, verdicts
+
+
+def _check(args: argparse.Namespace) -> int:
+    profile = Profile(args.profile) if args.profile else default_profile(args.target)
+    cfg = RunConfig(args.target, profile, size=args.size, max_examples=args.max_examples, derandomize=args.derandomize)
+    if args.seed is not None:
+        cfg.seed = args.seed
+    print(f"ggspec check: target {cfg.target}, profile {profile.value}, size {cfg.size} "
+          f"({cfg.examples} examples a check), seed {cfg.seed}", file=sys.stderr, flush=True)
+    names = None
+    if args.select:
+        from .runner import load_checks
+
+        names = [n for n in sorted(load_checks()) if any(s in n for s in args.select)]
+    results = run_all(cfg, names, progress=None if args.quiet else print_progress)
+    found = verdicts(results)
+    if names is not None:
+        found = [v for v in found if v.status != "uncovered"]
+    print(report.table(found, cfg))
+    if args.json:
+        report.write_json(Path(args.json), found, results, cfg)
+    if args.junit:
+        report.write_junit(Path(args.junit), found, cfg)
+    failing = [v for v in found if v.status in ("fail", "crash")]
+    uncovered = [v for v in found if v.status == "uncovered"]
+    if failing:
+        print(f"\n{len(failing)} clause(s) failing: {' '.join(v.id for v in failing)}", file=sys.stderr)
+        print(f"replay a check with the reproducer in its detail (--json FILE keeps them); seed {cfg.seed}",
+              file=sys.stderr)
+    return 1 if failing or (uncovered and args.strict) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="ggspec", description="Check a ggml-backend build against the rc.8 spec.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    chk = sub.add_parser("check", help="run the conformance suite against one target")
+    chk.add_argument("--target", default="native", help=f"{' | '.join(TARGETS)} (default native)")
+    chk.add_argument("--profile", choices=[p.value for p in Profile], help="semantics to expect (default: the target's)")
+    chk.add_argument("--size", choices=sorted(PROFILES), default="dev", help="run size: examples per check")
+    chk.add_argument("--max-examples", type=int, help="override the examples per check")
+    chk.add_argument("--seed", type=int, help="hypothesis seed (printed when not given)")
+    chk.add_argument("--derandomize", action="store_true", help="derive examples from the check, not a seed")
+    chk.add_argument("--select", action="append", help="only checks whose name contains this (repeatable)")
+    chk.add_argument("--json", metavar="FILE", help="write the JSON report here")
+    chk.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here")
+    chk.add_argument("--strict", action="store_true", help="also fail when a clause is uncovered")
+    chk.add_argument("--quiet", action="store_true", help="no progress lines")
+    chk.set_defaults(func=_check)
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (ValueError, ImportError) as exc:
+        print(f"ggspec: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,247 @@
+"""Checks and the differential comparison at their heart.
+
+A *check* is a scenario — a function `scenario(t: Target, rec: Recorder, **args)` that calls the
+API and records what it sees — plus the clauses it covers and a hypothesis strategy per argument.
+`differential()` runs one example of a check: first on the reference model under the chosen
+profile, then on the target, and compares:
+
+- the reference finished: the target must finish too, with the same observations;
+- the reference raised `SpecViolation` (an assert-kind clause): the target, run in a forked
+  worker, must record the same observations up to that point and then abort with rc.8's message
+  (the reference target must raise the same clause);
+- the reference raised `UndefinedBehaviour` (rc.8 crashes there without an assert): the target
+  must record the same observations up to that point; what it does next is not judged.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import strategies as st
+
+from reference.clauses import Profile, SpecViolation, UndefinedBehaviour, clause
+
+from . import isolate
+from .adapters import make_target
+from .target import MissingSymbol, Target
+
+Scenario = Callable[..., None]
+
+
+class Recorder:
+    """Collects a scenario's observations; in a forked worker each one reaches the parent at once."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, Any]] = []
+
+    def __call__(self, label: str, value: Any) -> None:
+        item = (label, value)
+        self.items.append(item)
+        isolate.report(item)
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    clauses: tuple[str, ...]
+    scenario: Scenario
+    strategies: dict[str, st.SearchStrategy[Any]]
+    module: str
+
+
+CHECKS: dict[str, Check] = {}
+
+
+def check(*clauses: str, **strategies: st.SearchStrategy[Any]) -> Callable[[Scenario], Scenario]:
+    """Register a scenario as a check covering `clauses`, its arguments drawn from `strategies`."""
+
+    def register(fn: Scenario) -> Scenario:
+        for cid in clauses:
+            clause(cid)  # unknown IDs fail at import
+        name = f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__name__}"
+        if name in CHECKS:
+            raise ValueError(f"check {name} registered twice")
+        CHECKS[name] = Check(name, tuple(clauses), fn, dict(strategies), fn.__module__)
+        return fn
+
+    return register
+
+
+@dataclass
+class Outcome:
+    """How one run of a scenario ended, and what it recorded."""
+
+    observations: list[tuple[str, Any]]
+    ending: str  # "ok" | "violation" | "ub" | "abort" | "crash" | "error"
+    clause_id: str | None = None
+    detail: str = ""
+    stderr: str = ""
+
+
+@dataclass
+class Example:
+    """One differential example: its arguments and both outcomes."""
+
+    check: Check
+    args: dict[str, Any]
+    expected: Outcome
+    actual: Outcome
+    notes: list[str] = field(default_factory=list)
+
+
+def run_on_reference(chk: Check, args: dict[str, Any], profile: Profile) -> Outcome:
+    rec = Recorder()
+    target = make_target("reference", profile)
+    try:
+        chk.scenario(target, rec, **args)
+    except SpecViolation as exc:
+        return Outcome(rec.items, "violation", exc.clause_id, str(exc))
+    except UndefinedBehaviour as exc:
+        return Outcome(rec.items, "ub", exc.clause_id, str(exc))
+    return Outcome(rec.items, "ok")
+
+
+def _run_in_process(chk: Check, args: dict[str, Any], target_name: str, profile: Profile) -> Outcome:
+    rec = Recorder()
+    target = make_target(target_name, profile)
+    try:
+        chk.scenario(target, rec, **args)
+    except SpecViolation as exc:
+        return Outcome(rec.items, "violation", exc.clause_id, str(exc))
+    except UndefinedBehaviour as exc:
+        return Outcome(rec.items, "ub", exc.clause_id, str(exc))
+    except MissingSymbol as exc:
+        return Outcome(rec.items, "error", detail=str(exc))
+    finally:
+        close = getattr(target, "close", None)
+        if close is not None:
+            close()
+    return Outcome(rec.items, "ok")
+
+
+def run_on_target(chk: Check, args: dict[str, Any], target_name: str, profile: Profile, expect_death: bool) -> Outcome:
+    """Run the scenario on the target; in a forked worker when it is expected to die."""
+    if target_name == "reference" or not expect_death:
+        return _run_in_process(chk, args, target_name, profile)
+    forked = isolate.run_forked(lambda: _run_in_process(chk, args, target_name, profile), timeout=60)
+    if forked.status == "ok":
+        out: Outcome = forked.value
+        out.stderr = forked.stderr
+        return out
+    if forked.status == "signal" and forked.signum == signal.SIGABRT:
+        return Outcome(forked.reports, "abort", detail=forked.describe(), stderr=forked.stderr)
+    if forked.status in ("signal", "timeout", "exit"):
+        return Outcome(forked.reports, "crash", detail=forked.describe(), stderr=forked.stderr)
+    return Outcome(forked.reports, "error", detail=forked.describe(), stderr=forked.stderr)
+
+
+_PREFIX = re.compile(r"\b(wsp_|WSP_|ggspec_|GGSPEC_)")
+
+
+def normalise_message(text: str) -> str:
+    """rc.8's assert text without a prefix (`wsp_ggml_x` → `ggml_x`), whitespace collapsed."""
+    return " ".join(_PREFIX.sub("", text).split())
+
+
+def assert_message_seen(stderr: str, message: str) -> bool:
+    """Whether a `GGML_ASSERT` line carrying `message` is in `stderr`."""
+    want = normalise_message(message)
+    return any("GGML_ASSERT" in line and want in normalise_message(line) for line in stderr.splitlines())
+
+
+class Mismatch(AssertionError):
+    """A target disagreed with the reference on one example."""
+
+
+def judge(ex: Example) -> None:
+    """Raise Mismatch when the target's outcome is not what the reference's outcome requires."""
+    exp, act = ex.expected, ex.actual
+    n = len(exp.observations)
+    if act.ending == "error":
+        raise Mismatch(f"the target could not run the scenario: {act.detail}")
+    if exp.ending == "ok":
+        if act.ending != "ok":
+            raise Mismatch(f"the reference finished, the target ended with {act.ending}: {act.detail}\n{_tail(act.stderr)}")
+        if act.observations != exp.observations:
+            raise Mismatch(_diff(exp.observations, act.observations))
+        return
+    if act.observations[:n] != exp.observations:
+        raise Mismatch("before the expected " + exp.ending + ": " + _diff(exp.observations, act.observations[:n]))
+    if exp.ending == "ub":
+        ex.notes.append(f"undefined behaviour expected ({exp.detail}); target: {act.ending} {act.detail}")
+        return
+    assert exp.clause_id is not None
+    c = clause(exp.clause_id)
+    if act.ending == "violation":  # the reference model as target
+        if act.clause_id != exp.clause_id:
+            raise Mismatch(f"expected a violation of {exp.clause_id}, got one of {act.clause_id}")
+        return
+    if act.ending != "abort":
+        raise Mismatch(
+            f"{exp.clause_id} requires an abort with GGML_ASSERT '{c.message}'; the target "
+            f"{'finished normally' if act.ending == 'ok' else act.detail}\n{_tail(act.stderr)}"
+        )
+    assert c.message is not None
+    if not assert_message_seen(act.stderr, c.message):
+        raise Mismatch(f"{exp.clause_id}: the target aborted without 'GGML_ASSERT ... {c.message}'\n{_tail(act.stderr)}")
+
+
+def _tail(text: str, lines: int = 8) -> str:
+    got = text.strip().splitlines()[-lines:]
+    return "stderr:\n  " + "\n  ".join(got) if got else "stderr: (empty)"
+
+
+def _diff(expected: list[tuple[str, Any]], actual: list[tuple[str, Any]]) -> str:
+    for i, (e, a) in enumerate(zip(expected, actual)):
+        if e != a:
+            return f"observation {i} differs:\n  reference: {e[0]} = {e[1]!r}\n  target:    {a[0]} = {a[1]!r}"
+    if len(expected) != len(actual):
+        return f"the reference recorded {len(expected)} observations, the target {len(actual)}"
+    return "observations equal"
+
+
+def reproducer(ex: Example, target_name: str, profile: Profile) -> str:
+    """A copy-pastable Python snippet that replays this example."""
+    return (
+        "python - <<'EOF'\n"
+        "from conformance.replay import replay\n"
+        f"replay({ex.check.name!r}, target={target_name!r}, profile={profile.value!r},\n"
+        f"       args={ex.args!r})\n"
+        "EOF"
+    )
+
+
+def _check_reaches_its_clauses(chk: Check, expected: Outcome) -> None:
+    """Keep checks honest: an assert check must break one of its own clauses on the reference,
+    and a behaviour check must draw only calls the reference accepts."""
+    kinds = {clause(c).kind for c in chk.clauses}
+    if kinds == {"assert"}:
+        if expected.ending != "violation" or expected.clause_id not in chk.clauses:
+            raise Mismatch(
+                f"{chk.name}: this assert check did not reach its clause(s) {', '.join(chk.clauses)} on the "
+                f"reference (it ended with {expected.ending} {expected.clause_id or ''}): the scenario is wrong"
+            )
+    elif "assert" not in kinds and expected.ending == "violation":
+        raise Mismatch(
+            f"{chk.name}: this behaviour check drew a call the reference rejects ({expected.detail}): the "
+            "scenario or its strategy is wrong"
+        )
+
+
+def differential(chk: Check, args: dict[str, Any], target_name: str, profile: Profile) -> Example:
+    """Run one example on the reference and the target and judge it; raise Mismatch on disagreement."""
+    expected = run_on_reference(chk, args, profile)
+    _check_reaches_its_clauses(chk, expected)
+    actual = run_on_target(chk, args, target_name, profile, expect_death=expected.ending != "ok")
+    ex = Example(chk, args, expected, actual)
+    try:
+        judge(ex)
+    except Mismatch as exc:
+        raise Mismatch(f"{chk.name} [{', '.join(chk.clauses)}]: {exc}\nreproducer:\n{reproducer(ex, target_name, profile)}") from None
+    return ex
+
+

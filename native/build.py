@@ -1,0 +1,125 @@
+"""cffi build script for ggspec's native implementation (out-of-line API mode).
+
+`ffibuilder` is what setuptools builds (``native._native``, see setup.py). `build_variant`
+compiles the same sources under another module name, with extra defines and flags, into a
+directory of its own: the defect variants and sanitizer builds the tests use.
+
+All paths are derived from this file's location, never from the working directory. The
+module-level `ffibuilder` gives setuptools its paths relative to the project root (the
+directory of setup.py, where setuptools always runs and which is this file's parent), since
+setuptools refuses absolute source paths; everything else uses absolute paths.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import cffi
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROJECT_ROOT = os.path.dirname(HERE)
+INCLUDE_DIR = os.path.join(HERE, "include")
+SRC_DIR = os.path.join(HERE, "src")
+CDEF_DIR = os.path.join(HERE, "cdef")
+
+# one cdef file per API area, in dependency order
+CDEF_AREAS: tuple[str, ...] = ("core", "buffer", "tdata", "copy", "backend", "registry", "cpu", "vdev")
+
+# one C module per API area, named like the reference model's modules
+SOURCES: tuple[str, ...] = (
+    "types.c",
+    "tensor.c",
+    "buffer.c",
+    "tdata.c",
+    "copy.c",
+    "backend.c",
+    "registry.c",
+    "cpu.c",
+    "vdev.c",
+)
+
+DEFAULT_CFLAGS: tuple[str, ...] = ("-O2", "-std=c11", "-Wall", "-Wextra")
+
+PREAMBLE = """
+#include "ggspec.h"
+#include "ggspec-backend-impl.h"
+#include "ggspec-vdev.h"
+"""
+
+
+def read_cdef() -> str:
+    """The cdef text of all areas, concatenated in order."""
+    parts: list[str] = []
+    for area in CDEF_AREAS:
+        with open(os.path.join(CDEF_DIR, f"{area}.h"), encoding="utf-8") as f:
+            parts.append(f.read())
+    return "\n".join(parts)
+
+
+def _define_macros(defines: Sequence[str]) -> list[tuple[str, str | None]]:
+    """``NAME`` or ``NAME=VALUE`` strings as setuptools define_macros."""
+    macros: list[tuple[str, str | None]] = []
+    for d in defines:
+        name, sep, value = d.partition("=")
+        macros.append((name, value if sep else None))
+    return macros
+
+
+def _builder(
+    module_name: str,
+    defines: Sequence[str],
+    extra_cflags: Sequence[str],
+    extra_ldflags: Sequence[str],
+    root_relative: bool,
+) -> cffi.FFI:
+    def path(p: str) -> str:
+        return os.path.relpath(p, PROJECT_ROOT).replace(os.sep, "/") if root_relative else p
+
+    ffi = cffi.FFI()
+    ffi.cdef(read_cdef())
+    ffi.set_source(
+        module_name,
+        PREAMBLE,
+        sources=[path(os.path.join(SRC_DIR, s)) for s in SOURCES],
+        include_dirs=[path(INCLUDE_DIR)],
+        define_macros=_define_macros(defines),
+        extra_compile_args=[*DEFAULT_CFLAGS, *extra_cflags],
+        extra_link_args=list(extra_ldflags),
+    )
+    return ffi
+
+
+def make_ffibuilder(
+    module_name: str = "native._native",
+    defines: Sequence[str] = (),
+    extra_cflags: Sequence[str] = (),
+    extra_ldflags: Sequence[str] = (),
+) -> cffi.FFI:
+    """An FFI builder for the native module under `module_name` (absolute paths)."""
+    return _builder(module_name, defines, extra_cflags, extra_ldflags, root_relative=False)
+
+
+def build_variant(
+    module_name: str,
+    tmpdir: str,
+    defines: Sequence[str] = (),
+    extra_cflags: Sequence[str] = (),
+    extra_ldflags: Sequence[str] = (),
+) -> str:
+    """Compile a variant module into `tmpdir`; returns the path of the shared library.
+
+    Import it with ``sys.path`` holding `tmpdir`, or through ``native.load_lib`` with
+    ``GGSPEC_NATIVE_MODULE=<tmpdir>:<module_name>``.
+    """
+    ffi = make_ffibuilder(module_name, defines, extra_cflags, extra_ldflags)
+    path: str = ffi.compile(tmpdir=tmpdir, verbose=False)
+    return path
+
+
+# what setup.py's cffi_modules builds: native._native, paths relative to the project root
+ffibuilder = _builder("native._native", (), (), (), root_relative=True)
+
+if __name__ == "__main__":
+    # an in-place build from any directory: native/_native.*.so next to this file
+    make_ffibuilder().compile(tmpdir=PROJECT_ROOT, verbose=True)

@@ -1,0 +1,54 @@
+/*
+ * ggspec-vdev.h - the virtual device backend: a stand-in for a GPU on a machine with only a
+ * CPU. Its buffers are not host memory (their base address is mapped without any access
+ * rights, so a host dereference faults), its bytes are reachable only through the buffer and
+ * backend entries, and its asynchronous operations run in submission order like a GPU stream.
+ *
+ * The same declarations serve two builds. Natively the backend types are ggspec_'s. As a
+ * shim compiled against another ggml-backend build, the includer defines VD(x) to that
+ * build's prefix (say wsp_ggml_##x) and includes that build's ggml-backend-impl.h first;
+ * the vdev's own functions keep their ggspec_vdev_ names in both cases.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef VD
+#include "ggspec-backend.h"
+#define VD(x) ggspec_##x
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ggspec_vdev_params {
+    const char * name;              /* backend, buffer type and buffer name (copied) */
+    size_t       alignment;         /* the buffer type's alignment */
+    bool         lazy;              /* async host reads/writes happen at synchronize */
+    bool         async_entries;     /* the backend has set/get_tensor_async entries */
+    bool         buffer_cpy_tensor; /* the buffers have a cpy_tensor entry */
+    bool         cpy_tensor_async;  /* the backend has a cpy_tensor_async entry */
+    size_t       alloc_pad;         /* 0: no get_alloc_size entry; else pad nbytes to this */
+    uint64_t     ops_mask[2];       /* supports_op: bit `op` of this 128-bit mask */
+};
+
+/* a new device with its own buffer type, and a backend for it */
+VD(backend_t)             ggspec_vdev_init(const struct ggspec_vdev_params * p);
+VD(backend_buffer_type_t) ggspec_vdev_buffer_type(VD(backend_t) b);
+bool                      ggspec_backend_is_vdev(VD(backend_t) b);
+
+/* test hooks: raw bytes of a buffer's storage (the queue is not drained) */
+void   ggspec_vdev_read (VD(backend_buffer_t) buf, size_t offset, void * out, size_t size);
+void   ggspec_vdev_write(VD(backend_buffer_t) buf, size_t offset, const void * in, size_t size);
+/* operations queued on the backend's device and not yet run */
+size_t ggspec_vdev_pending(VD(backend_t) b);
+/* how often a buffer's init_tensor / reset entries were called */
+size_t ggspec_vdev_init_tensor_calls(VD(backend_buffer_t) buf);
+size_t ggspec_vdev_reset_calls(VD(backend_buffer_t) buf);
+
+#ifdef __cplusplus
+}
+#endif

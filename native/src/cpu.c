@@ -1,0 +1,223 @@
+/*
+ * cpu.c - the CPU backend: host-memory buffers (malloc'd, or wrapping caller memory) and a
+ * backend without any asynchronous entries.
+ */
+#include "ggspec-backend-impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "assert.h"
+
+/* every tensor address the CPU buffer type hands out is a multiple of this */
+#define CPU_ALIGNMENT 64
+
+/* buffers; the context is the base address */
+
+static const char * cpu_buffer_name(ggspec_backend_buffer_t buffer) {
+    GGSPEC_UNUSED(buffer);
+    return "CPU";
+}
+
+static void * cpu_buffer_get_base(ggspec_backend_buffer_t buffer) {
+    return buffer->context;
+}
+
+static void cpu_buffer_free(ggspec_backend_buffer_t buffer) {
+    free(buffer->context);
+}
+
+static void cpu_buffer_set_tensor(ggspec_backend_buffer_t buffer, struct ggspec_tensor * tensor,
+                                  const void * data, size_t offset, size_t size) {
+    GGSPEC_UNUSED(buffer);
+    if (size > 0) {
+        memcpy((char *)tensor->data + offset, data, size);
+    }
+}
+
+static void cpu_buffer_get_tensor(ggspec_backend_buffer_t buffer, const struct ggspec_tensor * tensor,
+                                  void * data, size_t offset, size_t size) {
+    GGSPEC_UNUSED(buffer);
+    if (size > 0) {
+        memcpy(data, (const char *)tensor->data + offset, size);
+    }
+}
+
+/* dst is in this buffer; any src whose bytes are host memory can be copied directly */
+static bool cpu_buffer_cpy_tensor(ggspec_backend_buffer_t buffer, const struct ggspec_tensor * src,
+                                  struct ggspec_tensor * dst) {
+    GGSPEC_UNUSED(buffer);
+    if (!ggspec_backend_buffer_is_host(src->buffer)) {
+        return false;
+    }
+    const size_t n = ggspec_nbytes(src);
+    if (n > 0) {
+        memcpy(dst->data, src->data, n);
+    }
+    return true;
+}
+
+static void cpu_buffer_clear(ggspec_backend_buffer_t buffer, uint8_t value) {
+    if (buffer->size > 0) {
+        memset(buffer->context, value, buffer->size);
+    }
+}
+
+static const struct ggspec_backend_buffer_i cpu_buffer_iface = {
+    .get_name    = cpu_buffer_name,
+    .free_buffer = cpu_buffer_free,
+    .get_base    = cpu_buffer_get_base,
+    .init_tensor = NULL,
+    .set_tensor  = cpu_buffer_set_tensor,
+    .get_tensor  = cpu_buffer_get_tensor,
+    .cpy_tensor  = cpu_buffer_cpy_tensor,
+    .clear       = cpu_buffer_clear,
+    .reset       = NULL,
+};
+
+/* the same, except that the memory belongs to the caller and is not freed */
+static const struct ggspec_backend_buffer_i cpu_buffer_from_ptr_iface = {
+    .get_name    = cpu_buffer_name,
+    .free_buffer = NULL,
+    .get_base    = cpu_buffer_get_base,
+    .init_tensor = NULL,
+    .set_tensor  = cpu_buffer_set_tensor,
+    .get_tensor  = cpu_buffer_get_tensor,
+    .cpy_tensor  = cpu_buffer_cpy_tensor,
+    .clear       = cpu_buffer_clear,
+    .reset       = NULL,
+};
+
+/* the buffer type */
+
+static const char * cpu_buft_name(ggspec_backend_buffer_type_t buft) {
+    GGSPEC_UNUSED(buft);
+    return "CPU";
+}
+
+static ggspec_backend_buffer_t cpu_buft_alloc_buffer(ggspec_backend_buffer_type_t buft, size_t size) {
+    /*
+     * malloc's result need not be CPU_ALIGNMENT-aligned, so the buffer is made CPU_ALIGNMENT
+     * bytes larger (and reports that larger size) to leave room for aligning the first tensor.
+     */
+    size += CPU_ALIGNMENT;
+    void * data = malloc(size);
+    GGSPEC_ASSERT(data != NULL, "failed to allocate buffer");
+    return ggspec_backend_buffer_init(buft, cpu_buffer_iface, data, size);
+}
+
+static size_t cpu_buft_get_alignment(ggspec_backend_buffer_type_t buft) {
+    GGSPEC_UNUSED(buft);
+    return CPU_ALIGNMENT;
+}
+
+static bool cpu_buft_supports_backend(ggspec_backend_buffer_type_t buft, ggspec_backend_t backend) {
+    GGSPEC_UNUSED(buft);
+    return ggspec_backend_is_cpu(backend);
+}
+
+static bool cpu_buft_is_host(ggspec_backend_buffer_type_t buft) {
+    GGSPEC_UNUSED(buft);
+    return true;
+}
+
+ggspec_backend_buffer_type_t ggspec_backend_cpu_buffer_type(void) {
+    static struct ggspec_backend_buffer_type cpu_buft = {
+        .iface = {
+            .get_name         = cpu_buft_name,
+            .alloc_buffer     = cpu_buft_alloc_buffer,
+            .get_alignment    = cpu_buft_get_alignment,
+            .get_alloc_size   = NULL,
+            .supports_backend = cpu_buft_supports_backend,
+            .is_host          = cpu_buft_is_host,
+        },
+        .context = NULL,
+    };
+    return &cpu_buft;
+}
+
+ggspec_backend_buffer_t ggspec_backend_cpu_buffer_from_ptr(void * ptr, size_t size) {
+    return ggspec_backend_buffer_init(ggspec_backend_cpu_buffer_type(), cpu_buffer_from_ptr_iface, ptr, size);
+}
+
+/* the backend */
+
+struct cpu_backend_context {
+    int    n_threads;
+    void * work_data; /* scratch for graph computation (used by the graph area, later) */
+    size_t work_size;
+};
+
+static const char * cpu_backend_name(ggspec_backend_t backend) {
+    GGSPEC_UNUSED(backend);
+    return "CPU";
+}
+
+static void cpu_backend_free(ggspec_backend_t backend) {
+    struct cpu_backend_context * ctx = backend->context;
+    free(ctx->work_data);
+    free(ctx);
+    free(backend);
+}
+
+static ggspec_backend_buffer_type_t cpu_backend_default_buffer_type(ggspec_backend_t backend) {
+    GGSPEC_UNUSED(backend);
+    return ggspec_backend_cpu_buffer_type();
+}
+
+static bool cpu_backend_supports_op(ggspec_backend_t backend, const struct ggspec_tensor * op) {
+    GGSPEC_UNUSED(backend);
+    switch (op->op) {
+        case GGSPEC_OP_CPY:
+            /* there is no conversion into the IQ2 types */
+            return op->type != GGSPEC_TYPE_IQ2_XXS && op->type != GGSPEC_TYPE_IQ2_XS;
+        case GGSPEC_OP_MUL_MAT:
+            return op->src[1]->type == GGSPEC_TYPE_F32 ||
+                   op->src[1]->type == ggspec_vec_dot_type(op->src[0]->type);
+        default:
+            return true;
+    }
+}
+
+static const struct ggspec_backend_i cpu_backend_iface = {
+    .get_name                = cpu_backend_name,
+    .free                    = cpu_backend_free,
+    .get_default_buffer_type = cpu_backend_default_buffer_type,
+    .set_tensor_async        = NULL,
+    .get_tensor_async        = NULL,
+    .cpy_tensor_async        = NULL,
+    .synchronize             = NULL,
+    .graph_plan_create       = NULL, /* the graph entries come with the graph area */
+    .graph_plan_free         = NULL,
+    .graph_plan_compute      = NULL,
+    .graph_compute           = NULL,
+    .supports_op             = cpu_backend_supports_op,
+};
+
+ggspec_backend_t ggspec_backend_cpu_init(void) {
+    struct cpu_backend_context * ctx = malloc(sizeof(*ctx));
+    GGSPEC_ASSERT(ctx != NULL, "ctx != NULL");
+    *ctx = (struct cpu_backend_context) { .n_threads = GGSPEC_DEFAULT_N_THREADS, .work_data = NULL, .work_size = 0 };
+
+    ggspec_backend_t backend = malloc(sizeof(*backend));
+    GGSPEC_ASSERT(backend != NULL, "backend != NULL");
+    *backend = (struct ggspec_backend) { .iface = cpu_backend_iface, .context = ctx };
+    return backend;
+}
+
+/* a backend is the CPU backend when its name entry is the CPU backend's */
+bool ggspec_backend_is_cpu(ggspec_backend_t backend) {
+    return backend != NULL && backend->iface.get_name == cpu_backend_name;
+}
+
+void ggspec_backend_cpu_set_n_threads(ggspec_backend_t backend_cpu, int n_threads) {
+    GGSPEC_ASSERT(ggspec_backend_is_cpu(backend_cpu), "ggml_backend_is_cpu(backend_cpu)");
+    struct cpu_backend_context * ctx = backend_cpu->context;
+    ctx->n_threads = n_threads;
+}
+
+int ggspec_backend_cpu_get_n_threads(ggspec_backend_t backend_cpu) {
+    GGSPEC_ASSERT(ggspec_backend_is_cpu(backend_cpu), "ggml_backend_is_cpu(backend_cpu)");
+    const struct cpu_backend_context * ctx = backend_cpu->context;
+    return ctx->n_threads;
+}

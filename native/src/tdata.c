@@ -1,0 +1,103 @@
+/*
+ * tdata.c - reading and writing tensor bytes (synchronously and through a backend's queue),
+ * and placing tensors and views in buffers.
+ *
+ * The buffer a tensor's bytes live in is its "resolved" buffer: the root's buffer for a view
+ * (a view made after its root was placed has data but no buffer of its own until view_init),
+ * the tensor's own buffer otherwise. rc.8 checks the resolved buffer in tensor_set but then
+ * dispatches through tensor->buffer, and tensor_get checks and dispatches through
+ * tensor->buffer; both crash on such a view. ggspec's "fixed" profile checks and dispatches
+ * through the resolved buffer in both.
+ */
+#include "ggspec-backend-impl.h"
+
+#include "assert.h"
+
+static ggspec_backend_buffer_t resolved_buffer(const struct ggspec_tensor * tensor) {
+    return tensor->view_src != NULL ? tensor->view_src->buffer : tensor->buffer;
+}
+
+/* offset + size <= nbytes; the bounds defect variant lets one byte past the end through */
+static bool write_in_bounds(const struct ggspec_tensor * tensor, size_t offset, size_t size) {
+#ifdef GGSPEC_DEFECT_BOUNDS
+    return offset + size <= ggspec_nbytes(tensor) + 1;
+#else
+    return offset + size <= ggspec_nbytes(tensor);
+#endif
+}
+
+void ggspec_backend_tensor_set(struct ggspec_tensor * tensor, const void * data, size_t offset, size_t size) {
+    ggspec_backend_buffer_t buf = resolved_buffer(tensor);
+
+    GGSPEC_ASSERT(tensor->data != NULL, "tensor not allocated");
+    GGSPEC_ASSERT(buf != NULL, "tensor buffer not set");
+    GGSPEC_ASSERT(write_in_bounds(tensor, offset, size), "tensor write out of bounds");
+
+    buf->iface.set_tensor(buf, tensor, data, offset, size);
+}
+
+void ggspec_backend_tensor_get(const struct ggspec_tensor * tensor, void * data, size_t offset, size_t size) {
+    ggspec_backend_buffer_t buf = resolved_buffer(tensor);
+
+    GGSPEC_ASSERT(tensor->data != NULL, "tensor not allocated");
+    GGSPEC_ASSERT(buf != NULL, "tensor buffer not set");
+    GGSPEC_ASSERT(offset + size <= ggspec_nbytes(tensor), "tensor read out of bounds");
+
+    buf->iface.get_tensor(buf, tensor, data, offset, size);
+}
+
+void ggspec_backend_tensor_set_async(ggspec_backend_t backend, struct ggspec_tensor * tensor,
+                                     const void * data, size_t offset, size_t size) {
+    GGSPEC_ASSERT(tensor->data != NULL, "tensor not allocated");
+    GGSPEC_ASSERT(offset + size <= ggspec_nbytes(tensor), "tensor write out of bounds");
+
+    if (backend->iface.set_tensor_async == NULL) {
+        ggspec_backend_tensor_set(tensor, data, offset, size);
+    } else {
+        backend->iface.set_tensor_async(backend, tensor, data, offset, size);
+    }
+}
+
+void ggspec_backend_tensor_get_async(ggspec_backend_t backend, const struct ggspec_tensor * tensor,
+                                     void * data, size_t offset, size_t size) {
+    GGSPEC_ASSERT(tensor->data != NULL, "tensor not allocated");
+    GGSPEC_ASSERT(offset + size <= ggspec_nbytes(tensor), "tensor read out of bounds");
+
+    if (backend->iface.get_tensor_async == NULL) {
+        ggspec_backend_tensor_get(tensor, data, offset, size);
+    } else {
+        backend->iface.get_tensor_async(backend, tensor, data, offset, size);
+    }
+}
+
+/* give a view (whose root is already placed) its buffer and address */
+void ggspec_backend_view_init(ggspec_backend_buffer_t buffer, struct ggspec_tensor * tensor) {
+    GGSPEC_ASSERT(tensor->buffer == NULL, "tensor->buffer == NULL");
+    /* data may already be set: views made after their root was placed get it at creation */
+    GGSPEC_ASSERT(tensor->view_src != NULL, "tensor->view_src != NULL");
+    GGSPEC_ASSERT(tensor->view_src->buffer != NULL, "tensor->view_src->buffer != NULL");
+    GGSPEC_ASSERT(tensor->view_src->data != NULL, "tensor->view_src->data != NULL");
+
+    tensor->buffer  = buffer;
+    tensor->data    = (char *)tensor->view_src->data + tensor->view_offs;
+    tensor->backend = tensor->view_src->backend;
+    ggspec_backend_buffer_init_tensor(buffer, tensor);
+}
+
+/* place a not yet placed, non-view tensor at addr inside buffer */
+void ggspec_backend_tensor_alloc(ggspec_backend_buffer_t buffer, struct ggspec_tensor * tensor, void * addr) {
+    GGSPEC_ASSERT(tensor->buffer == NULL, "tensor->buffer == NULL");
+    GGSPEC_ASSERT(tensor->data == NULL, "tensor->data == NULL");
+    GGSPEC_ASSERT(tensor->view_src == NULL, "tensor->view_src == NULL");
+    /* compared as integers: addr may come from anywhere, and C orders only pointers into one object */
+    GGSPEC_ASSERT((uintptr_t)addr >= (uintptr_t)ggspec_backend_buffer_get_base(buffer),
+                  "addr >= ggml_backend_buffer_get_base(buffer)");
+    GGSPEC_ASSERT((uintptr_t)addr + ggspec_backend_buffer_get_alloc_size(buffer, tensor) <=
+                  (uintptr_t)ggspec_backend_buffer_get_base(buffer) + ggspec_backend_buffer_get_size(buffer),
+                  "(char *)addr + ggml_backend_buffer_get_alloc_size(buffer, tensor) <= "
+                  "(char *)ggml_backend_buffer_get_base(buffer) + ggml_backend_buffer_get_size(buffer)");
+
+    tensor->buffer = buffer;
+    tensor->data   = addr;
+    ggspec_backend_buffer_init_tensor(buffer, tensor);
+}

@@ -1,0 +1,466 @@
+/*
+ * vdev.c - the virtual device backend (see ggspec-vdev.h for what it models).
+ *
+ * A device owns a buffer type, a FIFO queue of pending operations and, while it lives, one
+ * backend. Each buffer keeps its bytes in a private host block ("storage") and hands out
+ * addresses inside a reservation mapped with no access rights ("base"), so tensor->data of
+ * a tensor in a device buffer is an address the host cannot use. Every byte that moves goes
+ * through an address translation: tensor->data + offset - base = offset in storage.
+ *
+ * Asynchronous operations are submitted to the device queue. An eager device runs each one
+ * at submission; a lazy one runs them in order at synchronize, which is when the host memory
+ * given to set_async is read and the host memory given to get_async is written. Synchronous
+ * buffer operations (set, get, clear, and a cpy_tensor that copies) and freeing the backend
+ * drain the device's queue first, and freeing a buffer drains every device's queue, as a GPU
+ * runtime synchronizes before a blocking copy or a free.
+ *
+ * Devices are never freed: their buffer type must stay valid for buffers and for callers
+ * that keep the buffer type after freeing the backend. They are small, and a global list
+ * keeps them reachable.
+ *
+ * Everything of the host ggml-backend is reached through VD()/VDU() (vdev-prefix.h), so this
+ * file also builds as a shim against another ggml-backend's headers.
+ */
+#define _DEFAULT_SOURCE
+
+#include "vdev-prefix.h"
+#include "ggspec-vdev.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+typedef VD(backend_t)             backend_t;
+typedef VD(backend_buffer_t)      buffer_t;
+typedef VD(backend_buffer_type_t) buft_t;
+typedef struct VD(tensor)         tensor_t;
+
+enum vdev_op_kind {
+    VDEV_OP_SET, /* host -> device */
+    VDEV_OP_GET, /* device -> host */
+    VDEV_OP_CPY, /* device -> device */
+};
+
+struct vdev_buffer;
+
+struct vdev_op {
+    enum vdev_op_kind    kind;
+    struct vdev_buffer * dst;      /* SET, CPY */
+    size_t               dst_offs;
+    struct vdev_buffer * src;      /* GET, CPY */
+    size_t               src_offs;
+    const void *         host_src; /* SET */
+    void *               host_dst; /* GET */
+    size_t               size;
+};
+
+struct vdev_device {
+    char *                         name;
+    struct ggspec_vdev_params      params; /* params.name points at name */
+    struct VD(backend_buffer_type) buft;
+    struct vdev_op *               queue;
+    size_t                         queue_len;
+    size_t                         queue_cap;
+    struct vdev_device *           next;   /* the list of all devices */
+};
+
+struct vdev_buffer {
+    struct vdev_device * dev;
+    unsigned char *      storage;  /* the bytes */
+    void *               base;     /* the inaccessible reservation addresses are taken from */
+    size_t               map_len;
+    size_t               size;
+    size_t               init_tensor_calls;
+    size_t               reset_calls;
+};
+
+static struct vdev_device * all_devices = NULL;
+
+static void vdev_check(bool cond, const char * what) {
+    if (!cond) {
+        fflush(stdout);
+        fprintf(stderr, "ggspec vdev: %s\n", what);
+        abort();
+    }
+}
+
+/* the queue */
+
+static void run_op(const struct vdev_op * op) {
+    if (op->size == 0) {
+        return;
+    }
+    switch (op->kind) {
+        case VDEV_OP_SET:
+            memcpy(op->dst->storage + op->dst_offs, op->host_src, op->size);
+            break;
+        case VDEV_OP_GET:
+            memcpy(op->host_dst, op->src->storage + op->src_offs, op->size);
+            break;
+        case VDEV_OP_CPY:
+            memmove(op->dst->storage + op->dst_offs, op->src->storage + op->src_offs, op->size);
+            break;
+    }
+}
+
+static void drain(struct vdev_device * dev) {
+    for (size_t i = 0; i < dev->queue_len; i++) {
+        run_op(&dev->queue[i]);
+    }
+    dev->queue_len = 0;
+}
+
+static void submit(struct vdev_device * dev, struct vdev_op op) {
+    if (!dev->params.lazy) {
+        run_op(&op);
+        return;
+    }
+    if (dev->queue_len == dev->queue_cap) {
+        size_t cap = dev->queue_cap == 0 ? 16 : 2 * dev->queue_cap;
+        struct vdev_op * q = realloc(dev->queue, cap * sizeof(*q));
+        vdev_check(q != NULL, "out of memory for the queue");
+        dev->queue = q;
+        dev->queue_cap = cap;
+    }
+    dev->queue[dev->queue_len++] = op;
+}
+
+/* buffers */
+
+static const char * vdev_buffer_name(buffer_t buffer);
+
+static struct vdev_buffer * as_vdev_buffer(buffer_t buffer) {
+    if (buffer == NULL || buffer->iface.get_name != vdev_buffer_name) {
+        return NULL;
+    }
+    return buffer->context;
+}
+
+/* the device buffer of dev that holds tensor's bytes, or NULL */
+static struct vdev_buffer * tensor_buffer_on(const struct vdev_device * dev, const tensor_t * tensor) {
+    buffer_t buf = tensor->view_src != NULL ? tensor->view_src->buffer : tensor->buffer;
+    struct vdev_buffer * vb = as_vdev_buffer(buf);
+    return vb != NULL && vb->dev == dev ? vb : NULL;
+}
+
+/* the device buffer (of any device) that holds tensor's bytes; aborts when there is none */
+static struct vdev_buffer * tensor_device_buffer(const tensor_t * tensor, const char * what) {
+    buffer_t buf = tensor->view_src != NULL ? tensor->view_src->buffer : tensor->buffer;
+    struct vdev_buffer * vb = as_vdev_buffer(buf);
+    vdev_check(vb != NULL, what);
+    return vb;
+}
+
+/* storage offset of bytes [offset, offset + size) of tensor, which must lie inside vb */
+static size_t locate(const struct vdev_buffer * vb, const tensor_t * tensor, size_t offset, size_t size) {
+    const uintptr_t base = (uintptr_t)vb->base;
+    const uintptr_t addr = (uintptr_t)tensor->data;
+    vdev_check(addr >= base && addr - base <= vb->size, "tensor address outside its device buffer");
+    const size_t start = (size_t)(addr - base);
+    vdev_check(offset <= vb->size - start && size <= vb->size - start - offset,
+               "access past the end of a device buffer");
+    return start + offset;
+}
+
+static const char * vdev_buffer_name(buffer_t buffer) {
+    const struct vdev_buffer * vb = buffer->context;
+    return vb->dev->name;
+}
+
+static void vdev_buffer_free(buffer_t buffer) {
+    struct vdev_buffer * vb = buffer->context;
+    /* any device's queue may hold an operation on this buffer (async set/get accept a buffer
+       of another device), so all of them are drained */
+    for (struct vdev_device * dev = all_devices; dev != NULL; dev = dev->next) {
+        drain(dev);
+    }
+    free(vb->storage);
+    munmap(vb->base, vb->map_len);
+    free(vb);
+}
+
+static void * vdev_buffer_get_base(buffer_t buffer) {
+    const struct vdev_buffer * vb = buffer->context;
+    return vb->base;
+}
+
+static void vdev_buffer_init_tensor(buffer_t buffer, tensor_t * tensor) {
+    struct vdev_buffer * vb = buffer->context;
+    (void)tensor;
+    vb->init_tensor_calls++;
+}
+
+static void vdev_buffer_set_tensor(buffer_t buffer, tensor_t * tensor, const void * data, size_t offset, size_t size) {
+    struct vdev_buffer * vb = buffer->context;
+    drain(vb->dev);
+    const size_t at = locate(vb, tensor, offset, size);
+    if (size > 0) {
+        memcpy(vb->storage + at, data, size);
+    }
+}
+
+static void vdev_buffer_get_tensor(buffer_t buffer, const tensor_t * tensor, void * data, size_t offset, size_t size) {
+    struct vdev_buffer * vb = buffer->context;
+    drain(vb->dev);
+    const size_t at = locate(vb, tensor, offset, size);
+    if (size > 0) {
+        memcpy(data, vb->storage + at, size);
+    }
+}
+
+/* dst is in this buffer; src can be copied (after draining) when it is on the same device */
+static bool vdev_buffer_cpy_tensor(buffer_t buffer, const tensor_t * src, tensor_t * dst) {
+    struct vdev_buffer * vb = buffer->context;
+    struct vdev_buffer * src_vb = tensor_buffer_on(vb->dev, src);
+    if (src_vb == NULL) {
+        return false;
+    }
+    drain(vb->dev);
+    const size_t n = VD(nbytes)(src);
+    const size_t from = locate(src_vb, src, 0, n);
+    const size_t to = locate(vb, dst, 0, n);
+    if (n > 0) {
+        memmove(vb->storage + to, src_vb->storage + from, n);
+    }
+    return true;
+}
+
+static void vdev_buffer_clear(buffer_t buffer, uint8_t value) {
+    struct vdev_buffer * vb = buffer->context;
+    drain(vb->dev);
+    memset(vb->storage, value, vb->size);
+}
+
+static void vdev_buffer_reset(buffer_t buffer) {
+    struct vdev_buffer * vb = buffer->context;
+    vb->reset_calls++;
+}
+
+/* the buffer type; its context is the device */
+
+static const char * vdev_buft_name(buft_t buft) {
+    const struct vdev_device * dev = buft->context;
+    return dev->name;
+}
+
+static buffer_t vdev_buft_alloc_buffer(buft_t buft, size_t size) {
+    struct vdev_device * dev = buft->context;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const size_t bytes = size > 0 ? size : 1;
+
+    struct vdev_buffer * vb = calloc(1, sizeof(*vb));
+    unsigned char * storage = calloc(1, bytes);
+    const size_t map_len = (bytes + page - 1) / page * page;
+    void * base = map_len >= bytes
+        ? mmap(NULL, map_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+        : MAP_FAILED;
+    if (vb == NULL || storage == NULL || base == MAP_FAILED) {
+        /* as a GPU backend does when device memory runs out: report and return NULL */
+        fprintf(stderr, "ggspec vdev: %s: failed to allocate a buffer of %zu bytes\n", dev->name, size);
+        free(vb);
+        free(storage);
+        if (base != MAP_FAILED) {
+            munmap(base, map_len);
+        }
+        return NULL;
+    }
+
+    *vb = (struct vdev_buffer) {
+        .dev = dev, .storage = storage, .base = base, .map_len = map_len, .size = size,
+        .init_tensor_calls = 0, .reset_calls = 0,
+    };
+
+    const struct VD(backend_buffer_i) iface = {
+        .get_name    = vdev_buffer_name,
+        .free_buffer = vdev_buffer_free,
+        .get_base    = vdev_buffer_get_base,
+        .init_tensor = vdev_buffer_init_tensor,
+        .set_tensor  = vdev_buffer_set_tensor,
+        .get_tensor  = vdev_buffer_get_tensor,
+        .cpy_tensor  = dev->params.buffer_cpy_tensor ? vdev_buffer_cpy_tensor : NULL,
+        .clear       = vdev_buffer_clear,
+        .reset       = vdev_buffer_reset,
+    };
+    return VD(backend_buffer_init)(buft, iface, vb, size);
+}
+
+static size_t vdev_buft_get_alignment(buft_t buft) {
+    const struct vdev_device * dev = buft->context;
+    return dev->params.alignment;
+}
+
+/* present only when alloc_pad != 0: nbytes rounded up to a multiple of alloc_pad */
+static size_t vdev_buft_get_alloc_size(buft_t buft, const tensor_t * tensor) {
+    const struct vdev_device * dev = buft->context;
+    const size_t pad = dev->params.alloc_pad;
+    return (VD(nbytes)(tensor) + pad - 1) / pad * pad;
+}
+
+static bool vdev_buft_supports_backend(buft_t buft, backend_t backend) {
+    return ggspec_backend_is_vdev(backend) && backend->context == buft->context;
+}
+
+/* the backend; its context is the device */
+
+static const char * vdev_backend_name(backend_t backend) {
+    const struct vdev_device * dev = backend->context;
+    return dev->name;
+}
+
+static void vdev_backend_free(backend_t backend) {
+    drain(backend->context);
+    free(backend);
+}
+
+static buft_t vdev_backend_default_buffer_type(backend_t backend) {
+    struct vdev_device * dev = backend->context;
+    return &dev->buft;
+}
+
+static void vdev_backend_set_tensor_async(backend_t backend, tensor_t * tensor, const void * data,
+                                          size_t offset, size_t size) {
+    struct vdev_device * dev = backend->context;
+    struct vdev_buffer * vb = tensor_device_buffer(tensor, "set_tensor_async: the tensor is not in a device buffer");
+    const size_t at = locate(vb, tensor, offset, size);
+    submit(dev, (struct vdev_op) { .kind = VDEV_OP_SET, .dst = vb, .dst_offs = at, .host_src = data, .size = size });
+}
+
+static void vdev_backend_get_tensor_async(backend_t backend, const tensor_t * tensor, void * data,
+                                          size_t offset, size_t size) {
+    struct vdev_device * dev = backend->context;
+    struct vdev_buffer * vb = tensor_device_buffer(tensor, "get_tensor_async: the tensor is not in a device buffer");
+    const size_t at = locate(vb, tensor, offset, size);
+    submit(dev, (struct vdev_op) { .kind = VDEV_OP_GET, .src = vb, .src_offs = at, .host_dst = data, .size = size });
+}
+
+/* a device-to-device copy when both tensors are on this device; false otherwise */
+static bool vdev_backend_cpy_tensor_async(backend_t backend, const tensor_t * src, tensor_t * dst) {
+    struct vdev_device * dev = backend->context;
+    struct vdev_buffer * src_vb = tensor_buffer_on(dev, src);
+    struct vdev_buffer * dst_vb = tensor_buffer_on(dev, dst);
+    if (src_vb == NULL || dst_vb == NULL) {
+        return false;
+    }
+    const size_t n = VD(nbytes)(src);
+    submit(dev, (struct vdev_op) {
+        .kind = VDEV_OP_CPY,
+        .src = src_vb, .src_offs = locate(src_vb, src, 0, n),
+        .dst = dst_vb, .dst_offs = locate(dst_vb, dst, 0, n),
+        .size = n,
+    });
+    return true;
+}
+
+static void vdev_backend_synchronize(backend_t backend) {
+    drain(backend->context);
+}
+
+static bool vdev_backend_supports_op(backend_t backend, const tensor_t * op) {
+    const struct vdev_device * dev = backend->context;
+    const unsigned code = (unsigned)op->op;
+    return code < 128 && ((dev->params.ops_mask[code / 64] >> (code % 64)) & 1u) != 0;
+}
+
+/* the public functions */
+
+backend_t ggspec_vdev_init(const struct ggspec_vdev_params * p) {
+    struct vdev_device * dev = calloc(1, sizeof(*dev));
+    vdev_check(dev != NULL, "out of memory for a device");
+
+    const char * name = p->name != NULL ? p->name : "VDEV";
+    const size_t len = strlen(name);
+    dev->name = malloc(len + 1);
+    vdev_check(dev->name != NULL, "out of memory for a device");
+    memcpy(dev->name, name, len + 1);
+
+    dev->params = *p;
+    dev->params.name = dev->name;
+
+    dev->buft = (struct VD(backend_buffer_type)) {
+        .iface = {
+            .get_name         = vdev_buft_name,
+            .alloc_buffer     = vdev_buft_alloc_buffer,
+            .get_alignment    = vdev_buft_get_alignment,
+            .get_alloc_size   = p->alloc_pad != 0 ? vdev_buft_get_alloc_size : NULL,
+            .supports_backend = vdev_buft_supports_backend,
+            .is_host          = NULL,
+        },
+        .context = dev,
+    };
+
+    dev->next = all_devices;
+    all_devices = dev;
+
+    backend_t backend = malloc(sizeof(*backend));
+    vdev_check(backend != NULL, "out of memory for a backend");
+    *backend = (struct VD(backend)) {
+        .iface = {
+            .get_name                = vdev_backend_name,
+            .free                    = vdev_backend_free,
+            .get_default_buffer_type = vdev_backend_default_buffer_type,
+            .set_tensor_async        = p->async_entries ? vdev_backend_set_tensor_async : NULL,
+            .get_tensor_async        = p->async_entries ? vdev_backend_get_tensor_async : NULL,
+            .cpy_tensor_async        = p->cpy_tensor_async ? vdev_backend_cpy_tensor_async : NULL,
+            .synchronize             = vdev_backend_synchronize,
+            .graph_plan_create       = NULL,
+            .graph_plan_free         = NULL,
+            .graph_plan_compute      = NULL,
+            .graph_compute           = NULL,
+            .supports_op             = vdev_backend_supports_op,
+        },
+        .context = dev,
+    };
+    return backend;
+}
+
+bool ggspec_backend_is_vdev(backend_t b) {
+    return b != NULL && b->iface.get_name == vdev_backend_name;
+}
+
+buft_t ggspec_vdev_buffer_type(backend_t b) {
+    vdev_check(ggspec_backend_is_vdev(b), "ggspec_vdev_buffer_type: not a vdev backend");
+    struct vdev_device * dev = b->context;
+    return &dev->buft;
+}
+
+static struct vdev_buffer * checked_buffer(buffer_t buf, size_t offset, size_t size) {
+    struct vdev_buffer * vb = as_vdev_buffer(buf);
+    vdev_check(vb != NULL, "not a vdev buffer");
+    vdev_check(offset <= vb->size && size <= vb->size - offset, "raw access past the end of a device buffer");
+    return vb;
+}
+
+void ggspec_vdev_read(buffer_t buf, size_t offset, void * out, size_t size) {
+    const struct vdev_buffer * vb = checked_buffer(buf, offset, size);
+    if (size > 0) {
+        memcpy(out, vb->storage + offset, size);
+    }
+}
+
+void ggspec_vdev_write(buffer_t buf, size_t offset, const void * in, size_t size) {
+    struct vdev_buffer * vb = checked_buffer(buf, offset, size);
+    if (size > 0) {
+        memcpy(vb->storage + offset, in, size);
+    }
+}
+
+size_t ggspec_vdev_pending(backend_t b) {
+    vdev_check(ggspec_backend_is_vdev(b), "ggspec_vdev_pending: not a vdev backend");
+    const struct vdev_device * dev = b->context;
+    return dev->queue_len;
+}
+
+size_t ggspec_vdev_init_tensor_calls(buffer_t buf) {
+    const struct vdev_buffer * vb = as_vdev_buffer(buf);
+    vdev_check(vb != NULL, "not a vdev buffer");
+    return vb->init_tensor_calls;
+}
+
+size_t ggspec_vdev_reset_calls(buffer_t buf) {
+    const struct vdev_buffer * vb = as_vdev_buffer(buf);
+    vdev_check(vb != NULL, "not a vdev buffer");
+    return vb->reset_calls;
+}

@@ -1,0 +1,230 @@
+"""BUFT and BUF: buffer types and buffers.
+
+Both are an interface (a table of entries, some optional, exactly as in ggml-backend-impl.h) plus
+a context. The public functions below are the API; they are what spec/buft.md and spec/buf.md
+describe, and they call the entries the way rc.8 does.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .clauses import implements, require, undefined
+from .tensor import Tensor, nbytes
+from .world import World
+
+if TYPE_CHECKING:
+    from .backend import Backend
+
+
+class BufferUsage(enum.IntEnum):
+    """`enum ggml_backend_buffer_usage`."""
+
+    ANY = 0
+    WEIGHTS = 1
+
+
+@dataclass
+class BufferTypeInterface:
+    """`struct ggml_backend_buffer_type_i`; None marks an optional entry left NULL."""
+
+    get_name: Callable[[BufferType], str]
+    alloc_buffer: Callable[[BufferType, int], Buffer]
+    get_alignment: Callable[[BufferType], int]
+    get_alloc_size: Callable[[BufferType, Tensor], int] | None
+    supports_backend: Callable[[BufferType, Backend], bool]
+    is_host: Callable[[BufferType], bool] | None
+
+
+@dataclass(eq=False)
+class BufferType:
+    """`struct ggml_backend_buffer_type`."""
+
+    iface: BufferTypeInterface
+    context: object = None
+
+    def __repr__(self) -> str:
+        return f"<buffer type {self.iface.get_name(self)!r}>"
+
+
+@dataclass
+class BufferInterface:
+    """`struct ggml_backend_buffer_i`; None marks an entry left NULL.
+
+    set_tensor / get_tensor take host addresses (`data`) in the world's address space.
+    """
+
+    get_name: Callable[[Buffer], str]
+    free_buffer: Callable[[Buffer], None] | None
+    get_base: Callable[[Buffer], int | None] | None
+    init_tensor: Callable[[Buffer, Tensor], None] | None
+    set_tensor: Callable[[Buffer, Tensor, int, int, int], None]
+    get_tensor: Callable[[Buffer, Tensor, int, int, int], None]
+    cpy_tensor: Callable[[Buffer, Tensor, Tensor], bool] | None
+    clear: Callable[[Buffer, int], None]
+    reset: Callable[[Buffer], None] | None
+
+
+@dataclass(eq=False)
+class Buffer:
+    """`struct ggml_backend_buffer`: interface, type, context, size, usage."""
+
+    world: World
+    iface: BufferInterface
+    buft: BufferType
+    context: object
+    size: int
+    usage: BufferUsage = BufferUsage.ANY
+    freed: bool = field(default=False, repr=False)
+
+    def __repr__(self) -> str:
+        return f"<buffer {self.iface.get_name(self)!r} size={self.size}>"
+
+
+# --- buffer types ---------------------------------------------------------------------------
+
+
+@implements("BUFT-1")
+def buft_name(buft: BufferType) -> str:
+    """BUFT-1: the type's get_name entry."""
+    return buft.iface.get_name(buft)
+
+
+@implements("BUFT-2")
+def buft_alloc_buffer(buft: BufferType, size: int) -> Buffer:
+    """BUFT-2: the type's alloc_buffer entry."""
+    if size < 0:
+        raise ValueError(f"size is a size_t, got {size}")
+    return buft.iface.alloc_buffer(buft, size)
+
+
+@implements("BUFT-3")
+def buft_get_alignment(buft: BufferType) -> int:
+    """BUFT-3: the type's get_alignment entry."""
+    return buft.iface.get_alignment(buft)
+
+
+@implements("BUFT-4")
+def buft_get_alloc_size(buft: BufferType, tensor: Tensor) -> int:
+    """BUFT-4: the get_alloc_size entry, or ggml_nbytes when the entry is NULL."""
+    if buft.iface.get_alloc_size is not None:
+        return buft.iface.get_alloc_size(buft, tensor)
+    return nbytes(tensor)
+
+
+@implements("BUFT-5")
+def buft_supports_backend(buft: BufferType, backend: Backend) -> bool:
+    """BUFT-5: the type's supports_backend entry."""
+    return buft.iface.supports_backend(buft, backend)
+
+
+@implements("BUFT-6")
+def buft_is_host(buft: BufferType) -> bool:
+    """BUFT-6: the is_host entry, or false when the entry is NULL."""
+    if buft.iface.is_host is not None:
+        return buft.iface.is_host(buft)
+    return False
+
+
+# --- buffers --------------------------------------------------------------------------------
+
+
+@implements("BUF-2")
+def buffer_init(world: World, buft: BufferType, iface: BufferInterface, context: object, size: int) -> Buffer:
+    """BUF-1, BUF-2: a new buffer of type `buft`; usage starts as ANY."""
+    require(iface.get_base is not None, "BUF-1")
+    return Buffer(world, iface, buft, context, size, BufferUsage.ANY)
+
+
+def _live(buffer: Buffer) -> Buffer:
+    if buffer.freed:
+        undefined("BUF-4", f"use of {buffer!r} after ggml_backend_buffer_free")
+    return buffer
+
+
+@implements("BUF-3")
+def buffer_name(buffer: Buffer) -> str:
+    """BUF-3: the buffer's get_name entry."""
+    return _live(buffer).iface.get_name(buffer)
+
+
+@implements("BUF-4")
+def buffer_free(buffer: Buffer | None) -> None:
+    """BUF-4: NULL is a no-op; the free_buffer entry runs when there is one."""
+    if buffer is None:
+        return
+    _live(buffer)
+    if buffer.iface.free_buffer is not None:
+        buffer.iface.free_buffer(buffer)
+    buffer.freed = True
+
+
+def buffer_get_base(buffer: Buffer) -> int:
+    """BUF-5: the get_base entry's address, asserted non-NULL."""
+    get_base = _live(buffer).iface.get_base
+    assert get_base is not None  # BUF-1 made sure of it
+    base = get_base(buffer)
+    require(base is not None and base != 0, "BUF-5")
+    assert base is not None
+    return base
+
+
+@implements("BUF-6")
+def buffer_get_size(buffer: Buffer) -> int:
+    """BUF-6: the size recorded at init."""
+    return _live(buffer).size
+
+
+@implements("BUF-7")
+def buffer_init_tensor(buffer: Buffer, tensor: Tensor) -> None:
+    """BUF-7: the init_tensor entry when there is one."""
+    if _live(buffer).iface.init_tensor is not None:
+        buffer.iface.init_tensor(buffer, tensor)
+
+
+@implements("BUF-8")
+def buffer_get_alignment(buffer: Buffer) -> int:
+    """BUF-8: the alignment of the buffer's type."""
+    return buft_get_alignment(buffer_get_type(buffer))
+
+
+@implements("BUF-8")
+def buffer_get_alloc_size(buffer: Buffer, tensor: Tensor) -> int:
+    """BUF-8: the alloc size of the buffer's type."""
+    return buft_get_alloc_size(buffer_get_type(buffer), tensor)
+
+
+@implements("BUF-9")
+def buffer_clear(buffer: Buffer, value: int) -> None:
+    """BUF-9: the clear entry, with `value` as a uint8_t."""
+    if not 0 <= value <= 255:
+        raise ValueError(f"value is a uint8_t, got {value}")
+    _live(buffer).iface.clear(buffer, value)
+
+
+@implements("BUF-10")
+def buffer_is_host(buffer: Buffer) -> bool:
+    """BUF-10: whether the buffer's type is a host type."""
+    return buft_is_host(buffer_get_type(buffer))
+
+
+@implements("BUF-11")
+def buffer_set_usage(buffer: Buffer, usage: BufferUsage) -> None:
+    """BUF-11: store the usage; nothing else changes."""
+    _live(buffer).usage = BufferUsage(usage)
+
+
+@implements("BUF-12")
+def buffer_get_type(buffer: Buffer) -> BufferType:
+    """BUF-12: the type recorded at init."""
+    return _live(buffer).buft
+
+
+@implements("BUF-13")
+def buffer_reset(buffer: Buffer) -> None:
+    """BUF-13: the reset entry when there is one."""
+    if _live(buffer).iface.reset is not None:
+        buffer.iface.reset(buffer)

@@ -1,0 +1,158 @@
+"""Clauses: the catalogue read from spec/, and the two ways the model enforces them.
+
+A clause head in spec/*.md looks like::
+
+    ### TDATA-3: tensor_set stays inside the tensor
+    - kind: assert
+    - message: tensor write out of bounds
+
+`require(cond, "TDATA-3")` raises `SpecViolation` (carrying the ID and rc.8's message) when an
+assert-kind clause is broken; rc.8 aborts there. `undefined(...)` raises `UndefinedBehaviour`
+where rc.8 would crash or corrupt memory without an assert. `@implements("ID")` marks the
+function that carries a behaviour clause, so the traceability matrix can find it.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import NoReturn, TypeVar
+
+SPEC_DIR = Path(__file__).resolve().parent.parent / "spec"
+
+_HEAD = re.compile(r"^### ([A-Z]+-\d+): (.+)$")
+_KEY = re.compile(r"^- (kind|message|erratum): (.+)$")
+
+
+class Profile(enum.Enum):
+    """Which semantics the model follows.
+
+    RC8 is what rc.8's code does, errata included; FIXED is RC8 with each erratum's correction.
+    """
+
+    RC8 = "rc8"
+    FIXED = "fixed"
+
+
+@dataclass(frozen=True)
+class Clause:
+    id: str
+    title: str
+    kind: str  # "behaviour" | "assert" | "limit"
+    message: str | None
+    erratum: str | None
+    chapter: str
+
+    @property
+    def area(self) -> str:
+        return self.id.split("-")[0]
+
+
+def parse_chapter(text: str, chapter: str) -> list[Clause]:
+    """Read the clause heads of one spec chapter (code fences are skipped)."""
+    clauses: list[Clause] = []
+    lines = text.splitlines()
+    in_fence = False
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("```"):
+            in_fence = not in_fence
+        m = None if in_fence else _HEAD.match(line)
+        if m is None:
+            i += 1
+            continue
+        keys: dict[str, str] = {}
+        i += 1
+        while i < len(lines) and (k := _KEY.match(lines[i])):
+            keys[k.group(1)] = k.group(2).strip()
+            i += 1
+        kind = keys.get("kind")
+        if kind not in ("behaviour", "assert", "limit"):
+            raise ValueError(f"spec/{chapter}: clause {m.group(1)} has no valid kind: {kind!r}")
+        if kind == "assert" and "message" not in keys:
+            raise ValueError(f"spec/{chapter}: assert clause {m.group(1)} has no message")
+        clauses.append(
+            Clause(m.group(1), m.group(2).strip(), kind, keys.get("message"), keys.get("erratum"), chapter)
+        )
+    return clauses
+
+
+@cache
+def catalogue() -> dict[str, Clause]:
+    """Every clause of spec/, by ID."""
+    found: dict[str, Clause] = {}
+    for path in sorted(SPEC_DIR.glob("*.md")):
+        if path.name == "README.md":
+            continue
+        for clause in parse_chapter(path.read_text(encoding="utf-8"), path.name):
+            if clause.id in found:
+                raise ValueError(f"clause {clause.id} is defined twice ({found[clause.id].chapter}, {path.name})")
+            found[clause.id] = clause
+    return found
+
+
+def clause(clause_id: str) -> Clause:
+    try:
+        return catalogue()[clause_id]
+    except KeyError:
+        raise KeyError(f"no clause {clause_id} in spec/") from None
+
+
+class SpecError(Exception):
+    """Base of the model's errors; `clause_id` names the clause concerned."""
+
+    def __init__(self, clause_id: str, text: str) -> None:
+        super().__init__(f"[{clause_id}] {text}")
+        self.clause_id = clause_id
+
+
+class SpecViolation(SpecError):
+    """An assert-kind clause is broken: rc.8 aborts with `message`."""
+
+    def __init__(self, clause_id: str) -> None:
+        c = clause(clause_id)
+        assert c.message is not None
+        super().__init__(clause_id, f"{c.title}: GGML_ASSERT: {c.message}")
+        self.message = c.message
+
+
+class UndefinedBehaviour(SpecError):
+    """rc.8 would crash or corrupt memory here without an assert (a NULL call, say)."""
+
+
+class UsageError(SpecError, TypeError):
+    """The caller passed something the C API cannot even express (a wrong Python type)."""
+
+
+def require(cond: bool, clause_id: str) -> None:
+    """Enforce the assert-kind clause `clause_id`: raise SpecViolation when `cond` is false."""
+    if not cond:
+        raise SpecViolation(clause_id)
+
+
+def undefined(clause_id: str, what: str) -> NoReturn:
+    """rc.8 has no assert here and would crash: report it against `clause_id`."""
+    raise UndefinedBehaviour(clause_id, f"undefined behaviour in rc.8: {what}")
+
+
+F = TypeVar("F", bound=Callable[..., object])
+
+#: clause ID -> qualified names of the functions marked as implementing it
+IMPLEMENTERS: dict[str, list[str]] = {}
+
+
+def implements(*clause_ids: str) -> Callable[[F], F]:
+    """Mark the function that carries behaviour clause(s) `clause_ids`."""
+
+    def mark(fn: F) -> F:
+        for cid in clause_ids:
+            clause(cid)  # unknown IDs fail at import time
+            IMPLEMENTERS.setdefault(cid, []).append(f"{fn.__module__}.{fn.__qualname__}")
+        return fn
+
+    return mark

@@ -1,0 +1,111 @@
+"""REG: the backend registry — a fixed table of named backend constructors.
+
+In C the registry is process-global; in the model each World has one.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .backend import Backend
+from .buffer import Buffer, BufferType, buft_alloc_buffer
+from .clauses import implements, require
+from .world import SIZE_MAX, World
+
+MAX_BACKENDS_REG = 16
+NAME_SIZE = 128  # char name[128]: at most 127 bytes and a NUL
+
+InitFn = Callable[[str, object], Backend | None]
+
+
+@dataclass
+class RegistryEntry:
+    name: str
+    init_fn: InitFn
+    default_buffer_type: BufferType
+    user_data: object
+
+
+def _bounded(name: str) -> str:
+    """The first 127 bytes of `name` (snprintf into char[128]), as the registry stores it."""
+    raw = name.encode("utf-8")[: NAME_SIZE - 1]
+    return raw.decode("utf-8", errors="ignore")
+
+
+class Registry:
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.entries: list[RegistryEntry] = []
+        self._initialized = False
+
+    @implements("REG-1")
+    def _ensure_builtin(self) -> None:
+        """REG-1: the first query registers the CPU backend, once."""
+        if self._initialized:
+            return
+        self._initialized = True
+        from .cpu import cpu_buffer_type, cpu_init
+
+        self.register("CPU", lambda params, user_data: cpu_init(self.world), cpu_buffer_type(self.world), None)
+
+    @implements("REG-3")
+    def register(self, name: str, init_fn: InitFn, default_buffer_type: BufferType, user_data: object) -> None:
+        """REG-2, REG-3: append an entry (not triggering REG-1)."""
+        require(len(self.entries) < MAX_BACKENDS_REG, "REG-2")
+        self.entries.append(RegistryEntry(_bounded(name), init_fn, default_buffer_type, user_data))
+
+    def get_count(self) -> int:
+        self._ensure_builtin()
+        return len(self.entries)
+
+    @implements("REG-4")
+    def find_by_name(self, name: str) -> int:
+        """REG-4: index of the first exact match, SIZE_MAX when absent."""
+        self._ensure_builtin()
+        for i, entry in enumerate(self.entries):
+            if entry.name == name:
+                return i
+        return SIZE_MAX
+
+    @implements("REG-5")
+    def init_backend_from_str(self, backend_str: str) -> Backend | None:
+        """REG-5: "name" or "name:params"; the name is cut to 127 bytes."""
+        self._ensure_builtin()
+        name, colon, params = backend_str.partition(":")
+        name = _bounded(name)
+        i = self.find_by_name(name)
+        if i == SIZE_MAX:
+            print(f"ggml_backend_reg_init_backend_from_str: backend {name} not found", file=sys.stderr)
+            return None
+        return self.init_backend(i, params if colon else "")
+
+    @implements("REG-10")
+    def get_name(self, i: int) -> str:
+        """REG-6, REG-10: the stored name of entry `i`."""
+        self._ensure_builtin()
+        require(0 <= i < len(self.entries), "REG-6")
+        return self.entries[i].name
+
+    @implements("REG-10")
+    def init_backend(self, i: int, params: str) -> Backend | None:
+        """REG-7, REG-10: entry `i`'s init function, called with `params` and its user data."""
+        self._ensure_builtin()
+        require(0 <= i < len(self.entries), "REG-7")
+        entry = self.entries[i]
+        return entry.init_fn(params, entry.user_data)
+
+    @implements("REG-10")
+    def get_default_buffer_type(self, i: int) -> BufferType:
+        """REG-8, REG-10: entry `i`'s buffer type."""
+        self._ensure_builtin()
+        require(0 <= i < len(self.entries), "REG-8")
+        return self.entries[i].default_buffer_type
+
+    @implements("REG-10")
+    def alloc_buffer(self, i: int, size: int) -> Buffer:
+        """REG-9, REG-10: a buffer of entry `i`'s buffer type."""
+        self._ensure_builtin()
+        require(0 <= i < len(self.entries), "REG-9")
+        return buft_alloc_buffer(self.entries[i].default_buffer_type, size)

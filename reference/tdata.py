@@ -1,0 +1,162 @@
+"""TDATA: reading and writing tensor data, synchronously and asynchronously, and placing tensors
+in buffers (view_init, tensor_alloc).
+
+`data` arguments are host addresses in the world's address space (see world.py).
+The `check_*` functions hold the asserts of each call; they take anything shaped like a tensor
+(`TensorState`), so native/'s Python wrapper checks a native tensor with the same code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from .backend import Backend
+from .buffer import (
+    Buffer,
+    buffer_get_alloc_size,
+    buffer_get_base,
+    buffer_get_size,
+    buffer_init_tensor,
+)
+from .clauses import implements, require, undefined
+from .tensor import Tensor, TensorShape, nbytes, resolved_buffer
+
+
+class TensorState(TensorShape, Protocol):
+    """The fields the asserts of this chapter read."""
+
+    @property
+    def data(self) -> int | None: ...
+    @property
+    def buffer(self) -> object | None: ...
+    @property
+    def view_src(self) -> TensorState | None: ...
+
+
+def _resolved(t: TensorState) -> object | None:
+    return t.view_src.buffer if t.view_src is not None else t.buffer
+
+
+def _check_size(offset: int, size: int) -> None:
+    if offset < 0 or size < 0:
+        raise ValueError(f"offset and size are size_t, got offset={offset} size={size}")
+
+
+def check_tensor_set(t: TensorState, offset: int, size: int) -> None:
+    """TDATA-1, TDATA-2, TDATA-3, in rc.8's order."""
+    _check_size(offset, size)
+    require(t.data is not None, "TDATA-1")
+    require(_resolved(t) is not None, "TDATA-2")
+    require(offset + size <= nbytes(t), "TDATA-3")
+
+
+def check_tensor_get(t: TensorState, offset: int, size: int, fixed: bool) -> None:
+    """TDATA-5, TDATA-6 (rc.8 checks the tensor's own buffer field; erratum), TDATA-7."""
+    _check_size(offset, size)
+    require(t.data is not None, "TDATA-5")
+    require((_resolved(t) if fixed else t.buffer) is not None, "TDATA-6")
+    require(offset + size <= nbytes(t), "TDATA-7")
+
+
+def check_tensor_set_async(t: TensorState, offset: int, size: int) -> None:
+    """TDATA-9, TDATA-10."""
+    _check_size(offset, size)
+    require(t.data is not None, "TDATA-9")
+    require(offset + size <= nbytes(t), "TDATA-10")
+
+
+def check_tensor_get_async(t: TensorState, offset: int, size: int) -> None:
+    """TDATA-11, TDATA-12."""
+    _check_size(offset, size)
+    require(t.data is not None, "TDATA-11")
+    require(offset + size <= nbytes(t), "TDATA-12")
+
+
+@implements("TDATA-4")
+def tensor_set(tensor: Tensor, data: int, offset: int, size: int) -> None:
+    """TDATA-4: write `size` bytes from host address `data` at `offset` into the tensor.
+
+    Erratum (TDATA-4): rc.8 calls the entry of `tensor->buffer` even though it checked the
+    resolved buffer; with `tensor->buffer` NULL that is a NULL call.
+    """
+    check_tensor_set(tensor, offset, size)
+    buf = resolved_buffer(tensor)
+    assert buf is not None
+    caller = buf if tensor.world.fixed else tensor.buffer
+    if caller is None:
+        undefined("TDATA-4", "tensor_set calls tensor->buffer->iface.set_tensor with tensor->buffer == NULL")
+    caller.iface.set_tensor(buf, tensor, data, offset, size)
+
+
+@implements("TDATA-8")
+def tensor_get(tensor: Tensor, data: int, offset: int, size: int) -> None:
+    """TDATA-8: read `size` bytes at `offset` of the tensor into host address `data`."""
+    check_tensor_get(tensor, offset, size, tensor.world.fixed)
+    buf = resolved_buffer(tensor)
+    caller = buf if tensor.world.fixed else tensor.buffer
+    assert buf is not None and caller is not None  # TDATA-6 saw to it
+    caller.iface.get_tensor(buf, tensor, data, offset, size)
+
+
+@implements("TDATA-13")
+def tensor_set_async(backend: Backend, tensor: Tensor, data: int, offset: int, size: int) -> None:
+    """TDATA-13: the backend's set_tensor_async entry, else tensor_set."""
+    check_tensor_set_async(tensor, offset, size)
+    if backend.iface.set_tensor_async is None:
+        tensor_set(tensor, data, offset, size)
+    else:
+        backend.iface.set_tensor_async(backend, tensor, data, offset, size)
+
+
+@implements("TDATA-13")
+def tensor_get_async(backend: Backend, tensor: Tensor, data: int, offset: int, size: int) -> None:
+    """TDATA-13: the backend's get_tensor_async entry, else tensor_get."""
+    check_tensor_get_async(tensor, offset, size)
+    if backend.iface.get_tensor_async is None:
+        tensor_get(tensor, data, offset, size)
+    else:
+        backend.iface.get_tensor_async(backend, tensor, data, offset, size)
+
+
+def check_view_init(t: TensorState) -> None:
+    """TDATA-14 to TDATA-17, in rc.8's order."""
+    require(t.buffer is None, "TDATA-14")
+    require(t.view_src is not None, "TDATA-15")
+    assert t.view_src is not None
+    require(t.view_src.buffer is not None, "TDATA-16")
+    require(t.view_src.data is not None, "TDATA-17")
+
+
+@implements("TDATA-18")
+def view_init(buffer: Buffer, tensor: Tensor) -> None:
+    """TDATA-18: place a view in `buffer` at its root's data plus its offset."""
+    check_view_init(tensor)
+    assert tensor.view_src is not None and tensor.view_src.data is not None
+    tensor.buffer = buffer
+    tensor.data = tensor.view_src.data + tensor.view_offs
+    buffer_init_tensor(buffer, tensor)
+
+
+def check_tensor_alloc(t: TensorState, addr: int, base: Callable[[], int], size: int, alloc_size: int) -> None:
+    """TDATA-19 to TDATA-23, in rc.8's order.
+
+    `base` is called only after the first three asserts pass, as rc.8 reads the buffer's base
+    (which asserts BUF-5) only then; the end is measured with the buffer's alloc size.
+    """
+    require(t.buffer is None, "TDATA-19")
+    require(t.data is None, "TDATA-20")
+    require(t.view_src is None, "TDATA-21")
+    require(addr >= base(), "TDATA-22")
+    require(addr + alloc_size <= base() + size, "TDATA-23")
+
+
+@implements("TDATA-24")
+def tensor_alloc(buffer: Buffer, tensor: Tensor, addr: int) -> None:
+    """TDATA-24: place a tensor at address `addr` of `buffer`."""
+    check_tensor_alloc(
+        tensor, addr, lambda: buffer_get_base(buffer), buffer_get_size(buffer), buffer_get_alloc_size(buffer, tensor)
+    )
+    tensor.buffer = buffer
+    tensor.data = addr
+    buffer_init_tensor(buffer, tensor)

@@ -1,0 +1,137 @@
+"""CORE-2 to CORE-5: tensors, views and nbytes, as far as the backend API sees them.
+
+A tensor is the C struct's fields that the backend API reads or writes. `data` is an address in
+the world's address space (a buffer's base plus an offset), or None for NULL.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from .clauses import implements, require
+from .types import MAX_DIMS, MAX_NAME, MAX_SRC, GGMLType, Op, blck_size, row_size, type_size
+from .world import World
+
+if TYPE_CHECKING:
+    from .buffer import Buffer
+
+
+class TensorShape(Protocol):
+    """What nbytes needs: a type, four extents and four strides."""
+
+    @property
+    def type(self) -> GGMLType: ...
+    @property
+    def ne(self) -> Sequence[int]: ...
+    @property
+    def nb(self) -> Sequence[int]: ...
+
+
+@dataclass(eq=False)
+class Tensor:
+    """`struct ggml_tensor`, the fields the backend API uses."""
+
+    ctx: Context
+    type: GGMLType
+    ne: list[int]
+    nb: list[int]
+    op: Op = Op.NONE
+    op_params: bytes = b""
+    src: list[Tensor | None] = field(default_factory=lambda: [None] * MAX_SRC)
+    view_src: Tensor | None = None
+    view_offs: int = 0
+    buffer: Buffer | None = None
+    data: int | None = None
+    name: str = ""
+
+    @property
+    def world(self) -> World:
+        return self.ctx.world
+
+    def __repr__(self) -> str:
+        return f"<tensor {self.name!r} {self.type.name} ne={self.ne} nb={self.nb}>"
+
+
+@implements("CORE-3")
+def nbytes(t: TensorShape) -> int:
+    """CORE-3: the span of bytes the tensor touches, as ggml_nbytes computes it."""
+    bs = blck_size(t.type)
+    if bs == 1:
+        n = type_size(t.type)
+        for i in range(MAX_DIMS):
+            n += (t.ne[i] - 1) * t.nb[i]
+        return n
+    n = t.ne[0] * t.nb[0] // bs
+    for i in range(1, MAX_DIMS):
+        n += (t.ne[i] - 1) * t.nb[i]
+    return n
+
+
+def contiguous_strides(type_: GGMLType, ne: Sequence[int]) -> list[int]:
+    nb = [type_size(type_), 0, 0, 0]
+    nb[1] = nb[0] * (ne[0] // blck_size(type_))
+    for i in range(2, MAX_DIMS):
+        nb[i] = nb[i - 1] * ne[i - 1]
+    return nb
+
+
+def resolved_buffer(t: Tensor) -> Buffer | None:
+    """The buffer a tensor's bytes live in: its view_src's for a view, its own otherwise."""
+    return t.view_src.buffer if t.view_src is not None else t.buffer
+
+
+class Context:
+    """A ggml context. The model only tracks what the backend API needs: the world it lives in
+    and whether new tensors get memory (`no_alloc` False gives each tensor its own host block).
+    """
+
+    def __init__(self, world: World, no_alloc: bool = True) -> None:
+        self.world = world
+        self.no_alloc = no_alloc
+        self.tensors: list[Tensor] = []
+
+    @implements("CORE-2")
+    def new_tensor(self, type_: GGMLType, ne: Sequence[int], name: str = "") -> Tensor:
+        """CORE-2: a new contiguous tensor of 1 to 4 dimensions."""
+        if not 1 <= len(ne) <= MAX_DIMS or any(int(n) < 0 for n in ne):
+            raise ValueError(f"ne must be 1 to {MAX_DIMS} non-negative extents, got {list(ne)}")
+        full = [int(n) for n in ne] + [1] * (MAX_DIMS - len(ne))
+        t = Tensor(self, GGMLType(type_), full, contiguous_strides(GGMLType(type_), full), name=name[: MAX_NAME - 1])
+        if not self.no_alloc:
+            t.data = self.world.host_alloc(nbytes(t), f"context memory of {name!r}").base
+        self.tensors.append(t)
+        return t
+
+    @implements("CORE-4")
+    def view(self, a: Tensor, ne: Sequence[int], nb: Sequence[int], offset: int) -> Tensor:
+        """CORE-4, CORE-5: `ggml_view_{1,2,3,4}d(a, ne..., nb[1:]..., offset)`.
+
+        `ne` has 1 to 4 extents and `nb` the strides of dimensions 1 and up (len(ne) - 1 of them).
+        """
+        if not 1 <= len(ne) <= MAX_DIMS or len(nb) != len(ne) - 1:
+            raise ValueError(f"a view needs 1 to 4 extents and one stride fewer, got ne={list(ne)} nb={list(nb)}")
+        if offset < 0 or any(int(n) < 1 for n in ne):
+            raise ValueError(f"view extents must be >= 1 and the offset >= 0, got ne={list(ne)} offset={offset}")
+        root, offs = a, offset
+        if a.view_src is not None:
+            root, offs = a.view_src, offset + a.view_offs
+        full = [int(n) for n in ne] + [1] * (MAX_DIMS - len(ne))
+        data_size = row_size(a.type, full[0])
+        for i in range(1, len(ne)):
+            data_size *= full[i]
+        require(data_size + offs <= nbytes(root), "CORE-5")
+        strides = contiguous_strides(a.type, full)
+        for i, s in enumerate(nb, start=1):
+            strides[i] = int(s)
+        for i in range(max(len(ne), 2), MAX_DIMS):  # past the given strides, follow the last one
+            strides[i] = strides[i - 1] * full[i - 1]
+        t = Tensor(self, a.type, full, strides, op=Op.VIEW, view_src=root, view_offs=offs)
+        t.op_params = struct.pack("<Q", offset)
+        t.src[0] = a
+        t.name = f"{a.name} (view)"[: MAX_NAME - 1]
+        t.data = root.data + offs if root.data is not None else None
+        self.tensors.append(t)
+        return t

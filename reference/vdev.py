@@ -1,0 +1,306 @@
+"""The virtual device backend: a stand-in for a GPU or Metal backend on a CPU-only machine.
+
+Its buffers are not host memory: their addresses are reserved device regions that the host
+cannot read, and their bytes move only through set/get. Asynchronous operations run in
+submission order on a queue. Eager devices run each operation as it is submitted; a *lazy*
+device reads the host memory given to set_async, and writes the host memory given to get_async,
+only at the next synchronize (spec/backend.md, "What a device backend must do").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .backend import Backend, BackendInterface
+from .buffer import Buffer, BufferInterface, BufferType, BufferTypeInterface, buffer_init
+from .clauses import implements, undefined
+from .tensor import Tensor, nbytes
+from .types import Op
+from .world import Region, World
+
+ALL_OPS: frozenset[Op] = frozenset(Op)
+
+
+@dataclass(frozen=True)
+class VDevParams:
+    """The device's knobs (the same as native/'s `struct ggspec_vdev_params`)."""
+
+    name: str = "VDEV"
+    alignment: int = 32
+    lazy: bool = False
+    async_entries: bool = True
+    buffer_cpy_tensor: bool = True
+    cpy_tensor_async: bool = True
+    alloc_pad: int = 0
+    ops: frozenset[Op] = ALL_OPS
+
+
+@dataclass(eq=False)
+class Device:
+    """One device: its parameters, its buffer type and its queue of pending operations."""
+
+    world: World
+    params: VDevParams
+    queue: list[Callable[[], None]] = field(default_factory=list)
+    buft: BufferType | None = None
+    backend: Backend | None = None
+
+    def drain(self) -> None:
+        """Run pending operations in submission order (BACK-8)."""
+        while self.queue:
+            self.queue.pop(0)()
+
+    def submit(self, op: Callable[[], None]) -> None:
+        if self.params.lazy:
+            self.queue.append(op)
+        else:
+            self.drain()
+            op()
+
+
+@dataclass(eq=False)
+class DeviceBuffer:
+    device: Device
+    region: Region  # a device region: the host cannot read it
+    init_tensor_calls: int = 0
+    reset_calls: int = 0
+
+
+def _dbuf(buffer: Buffer) -> DeviceBuffer:
+    assert isinstance(buffer.context, DeviceBuffer)
+    return buffer.context
+
+
+def _span(buffer: Buffer, tensor: Tensor, offset: int, size: int) -> int:
+    """Offset in the buffer's storage of `tensor->data + offset`; outside the buffer is a fault."""
+    region = _dbuf(buffer).region
+    if tensor.data is None:
+        undefined("TDATA-4", "device access through a NULL data pointer")
+    start = tensor.data + offset - region.base
+    if start < 0 or start + size > region.size:
+        undefined("TDATA-4", f"device access [{start}, {start + size}) outside a buffer of {region.size} bytes")
+    return start
+
+
+def _device_write(buffer: Buffer, tensor: Tensor, data: int, offset: int, size: int) -> None:
+    start = _span(buffer, tensor, offset, size)
+    _dbuf(buffer).region.data[start : start + size] = buffer.world.memory.read(data, size)
+
+
+def _device_read(buffer: Buffer, tensor: Tensor, data: int, offset: int, size: int) -> None:
+    start = _span(buffer, tensor, offset, size)
+    buffer.world.memory.write(data, bytes(_dbuf(buffer).region.data[start : start + size]))
+
+
+def _device_copy(src_buf: Buffer, src: Tensor, dst_buf: Buffer, dst: Tensor) -> None:
+    n = nbytes(src)
+    s, d = _span(src_buf, src, 0, n), _span(dst_buf, dst, 0, n)
+    _dbuf(dst_buf).region.data[d : d + n] = _dbuf(src_buf).region.data[s : s + n]
+
+
+def _buffer_of(device: Device, tensor: Tensor) -> Buffer | None:
+    """The buffer of this device that holds `tensor`, if any."""
+    buf = tensor.view_src.buffer if tensor.view_src is not None else tensor.buffer
+    if buf is not None and isinstance(buf.context, DeviceBuffer) and buf.context.device is device:
+        return buf
+    return None
+
+
+# --- buffer entries -----------------------------------------------------------------------
+
+
+def _buffer_name(buffer: Buffer) -> str:
+    return _dbuf(buffer).device.params.name
+
+
+def _buffer_free(buffer: Buffer) -> None:
+    dbuf = _dbuf(buffer)
+    dbuf.device.drain()
+    buffer.world.memory.unmap(dbuf.region)
+
+
+def _buffer_get_base(buffer: Buffer) -> int:
+    return _dbuf(buffer).region.base
+
+
+def _buffer_init_tensor(buffer: Buffer, tensor: Tensor) -> None:
+    _dbuf(buffer).init_tensor_calls += 1
+
+
+def _buffer_set_tensor(buffer: Buffer, tensor: Tensor, data: int, offset: int, size: int) -> None:
+    _dbuf(buffer).device.drain()
+    _device_write(buffer, tensor, data, offset, size)
+
+
+def _buffer_get_tensor(buffer: Buffer, tensor: Tensor, data: int, offset: int, size: int) -> None:
+    _dbuf(buffer).device.drain()
+    _device_read(buffer, tensor, data, offset, size)
+
+
+def _buffer_cpy_tensor(buffer: Buffer, src: Tensor, dst: Tensor) -> bool:
+    device = _dbuf(buffer).device
+    src_buf = _buffer_of(device, src)
+    if src_buf is None:
+        return False
+    device.drain()
+    _device_copy(src_buf, src, buffer, dst)
+    return True
+
+
+def _buffer_clear(buffer: Buffer, value: int) -> None:
+    dbuf = _dbuf(buffer)
+    dbuf.device.drain()
+    dbuf.region.data[:] = bytes([value]) * dbuf.region.size
+
+
+def _buffer_reset(buffer: Buffer) -> None:
+    _dbuf(buffer).reset_calls += 1
+
+
+# --- buffer type entries ------------------------------------------------------------------
+
+
+def _device(buft: BufferType) -> Device:
+    assert isinstance(buft.context, Device)
+    return buft.context
+
+
+def _buft_name(buft: BufferType) -> str:
+    return _device(buft).params.name
+
+
+def _buft_alloc_buffer(buft: BufferType, size: int) -> Buffer:
+    device = _device(buft)
+    region = device.world.memory.map(size, host=False, label=f"{device.params.name} buffer")
+    iface = BufferInterface(
+        get_name=_buffer_name,
+        free_buffer=_buffer_free,
+        get_base=_buffer_get_base,
+        init_tensor=_buffer_init_tensor,
+        set_tensor=_buffer_set_tensor,
+        get_tensor=_buffer_get_tensor,
+        cpy_tensor=_buffer_cpy_tensor if device.params.buffer_cpy_tensor else None,
+        clear=_buffer_clear,
+        reset=_buffer_reset,
+    )
+    return buffer_init(device.world, buft, iface, DeviceBuffer(device, region), size)
+
+
+def _buft_get_alignment(buft: BufferType) -> int:
+    return _device(buft).params.alignment
+
+
+def _buft_get_alloc_size(buft: BufferType, tensor: Tensor) -> int:
+    pad = _device(buft).params.alloc_pad
+    return (nbytes(tensor) + pad - 1) // pad * pad
+
+
+def _buft_supports_backend(buft: BufferType, backend: Backend) -> bool:
+    return backend is _device(buft).backend
+
+
+# --- backend entries ----------------------------------------------------------------------
+
+
+def _bdev(backend: Backend) -> Device:
+    assert isinstance(backend.context, Device)
+    return backend.context
+
+
+def _backend_name(backend: Backend) -> str:
+    return _bdev(backend).params.name
+
+
+def _backend_free(backend: Backend) -> None:
+    _bdev(backend).drain()
+
+
+def _backend_default_buffer_type(backend: Backend) -> BufferType:
+    buft = _bdev(backend).buft
+    assert buft is not None
+    return buft
+
+
+def _set_async(backend: Backend, tensor: Tensor, data: int, offset: int, size: int) -> None:
+    buf = tensor.view_src.buffer if tensor.view_src is not None else tensor.buffer
+    assert buf is not None
+    _bdev(backend).submit(lambda: _device_write(buf, tensor, data, offset, size))
+
+
+def _get_async(backend: Backend, tensor: Tensor, data: int, offset: int, size: int) -> None:
+    buf = tensor.view_src.buffer if tensor.view_src is not None else tensor.buffer
+    assert buf is not None
+    _bdev(backend).submit(lambda: _device_read(buf, tensor, data, offset, size))
+
+
+def _cpy_async(backend: Backend, src: Tensor, dst: Tensor) -> bool:
+    device = _bdev(backend)
+    src_buf, dst_buf = _buffer_of(device, src), _buffer_of(device, dst)
+    if src_buf is None or dst_buf is None:
+        return False
+    device.submit(lambda: _device_copy(src_buf, src, dst_buf, dst))
+    return True
+
+
+@implements("BACK-8")
+def _synchronize(backend: Backend) -> None:
+    """BACK-8, BACK-9: run everything pending, in order."""
+    _bdev(backend).drain()
+
+
+def _supports_op(backend: Backend, op: Tensor) -> bool:
+    return op.op in _bdev(backend).params.ops
+
+
+def vdev_init(world: World, params: VDevParams | None = None) -> Backend:
+    """A new virtual device with its own buffer type, and a backend for it."""
+    params = params or VDevParams()
+    if params.alignment < 1 or params.alloc_pad < 0:
+        raise ValueError(f"alignment must be >= 1 and alloc_pad >= 0, got {params}")
+    device = Device(world, params)
+    device.buft = BufferType(
+        BufferTypeInterface(
+            get_name=_buft_name,
+            alloc_buffer=_buft_alloc_buffer,
+            get_alignment=_buft_get_alignment,
+            get_alloc_size=_buft_get_alloc_size if params.alloc_pad else None,
+            supports_backend=_buft_supports_backend,
+            is_host=None,
+        ),
+        context=device,
+    )
+    device.backend = Backend(
+        world,
+        BackendInterface(
+            get_name=_backend_name,
+            free=_backend_free,
+            get_default_buffer_type=_backend_default_buffer_type,
+            set_tensor_async=_set_async if params.async_entries else None,
+            get_tensor_async=_get_async if params.async_entries else None,
+            cpy_tensor_async=_cpy_async if params.cpy_tensor_async else None,
+            synchronize=_synchronize,
+            supports_op=_supports_op,
+        ),
+        device,
+    )
+    return device.backend
+
+
+def vdev_buffer_type(backend: Backend) -> BufferType:
+    return _backend_default_buffer_type(backend)
+
+
+def vdev_pending(backend: Backend) -> int:
+    return len(_bdev(backend).queue)
+
+
+def vdev_read(buffer: Buffer, offset: int, size: int) -> bytes:
+    """Test hook: the raw bytes of a device buffer's storage (no draining)."""
+    return bytes(_dbuf(buffer).region.data[offset : offset + size])
+
+
+def vdev_counters(buffer: Buffer) -> tuple[int, int]:
+    """Test hook: (init_tensor calls, reset calls) of a device buffer."""
+    d = _dbuf(buffer)
+    return d.init_tensor_calls, d.reset_calls

@@ -1,0 +1,130 @@
+"""What C keeps in process memory: an address space, the registry, and the profile.
+
+ggml passes raw pointers around (`tensor->data`, the `data` argument of tensor_set, a buffer's
+base). The model keeps them as integers in a simulated address space made of *regions*: host
+regions hold bytes the host may read and write; device regions (a GPU buffer's addresses) are
+reserved but not readable from the host, like a real device pointer. Reading a pointer that is
+not inside a mapped region, or a device region from the host, is undefined behaviour.
+
+A tensor's `data` is therefore `buffer base + offset`: an offset into its buffer expressed as an
+address, never a detached array.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right, insort
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .clauses import Profile, undefined
+
+if TYPE_CHECKING:
+    from .registry import Registry
+
+PAGE = 4096
+SIZE_MAX = 2**64 - 1
+
+
+@dataclass(eq=False)
+class Region:
+    """A mapped range of addresses. `data` is its storage (the device's own for device regions)."""
+
+    base: int
+    size: int
+    host: bool
+    label: str
+    data: bytearray
+
+    @property
+    def end(self) -> int:
+        return self.base + self.size
+
+
+class AddressSpace:
+    """Hands out non-overlapping, page-aligned regions and resolves addresses to them."""
+
+    def __init__(self) -> None:
+        self._next = 0x10000
+        self._bases: list[int] = []
+        self._regions: dict[int, Region] = {}
+
+    def map(self, size: int, *, host: bool, label: str) -> Region:
+        base = self._next
+        span = max(size, 1)
+        self._next = base + (span + PAGE - 1) // PAGE * PAGE + PAGE  # a guard page between regions
+        region = Region(base, size, host, label, bytearray(size))
+        insort(self._bases, base)
+        self._regions[base] = region
+        return region
+
+    def unmap(self, region: Region) -> None:
+        if self._regions.pop(region.base, None) is None:
+            undefined("BUF-4", f"{region.label} at {region.base:#x} released twice")
+        self._bases.remove(region.base)
+
+    def region_of(self, addr: int, size: int = 1) -> Region:
+        """The region holding `[addr, addr + size)`; undefined behaviour if there is none."""
+        i = bisect_right(self._bases, addr) - 1
+        if i >= 0:
+            region = self._regions[self._bases[i]]
+            if addr + max(size, 1) <= region.base + max(region.size, 1):
+                return region
+        undefined("TDATA-4", f"access to unmapped memory [{addr:#x}, {addr + size:#x})")
+
+    def read(self, addr: int, size: int) -> bytes:
+        """Host read of `size` bytes at `addr`."""
+        if size == 0:
+            return b""
+        region = self.region_of(addr, size)
+        if not region.host:
+            undefined("TDATA-4", f"host read of device memory at {addr:#x} ({region.label})")
+        off = addr - region.base
+        return bytes(region.data[off : off + size])
+
+    def write(self, addr: int, payload: bytes) -> None:
+        """Host write of `payload` at `addr`."""
+        if not payload:
+            return
+        region = self.region_of(addr, len(payload))
+        if not region.host:
+            undefined("TDATA-4", f"host write to device memory at {addr:#x} ({region.label})")
+        off = addr - region.base
+        region.data[off : off + len(payload)] = payload
+
+
+@dataclass(eq=False)
+class World:
+    """One process's worth of ggml-backend state, under one semantics profile.
+
+    `host_limit` is the largest host allocation that succeeds (rc.8's CPU buffer type asserts
+    when malloc fails, CPU-5).
+    """
+
+    profile: Profile = Profile.FIXED
+    host_limit: int = 2**40
+    memory: AddressSpace = field(default_factory=AddressSpace)
+    _registry: Registry | None = None
+    #: what C keeps in static variables (the CPU buffer type, say), by name
+    statics: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def registry(self) -> Registry:
+        from .registry import Registry
+
+        if self._registry is None:
+            self._registry = Registry(self)
+        return self._registry
+
+    @property
+    def fixed(self) -> bool:
+        return self.profile is Profile.FIXED
+
+    def host_alloc(self, size: int, label: str = "host memory") -> Region:
+        """Host memory owned by the caller (what a C program gets from malloc)."""
+        return self.memory.map(size, host=True, label=label)
+
+    def host_bytes(self, payload: bytes) -> int:
+        """Copy `payload` into fresh host memory and return its address."""
+        region = self.host_alloc(len(payload), "host bytes")
+        region.data[:] = payload
+        return region.base
