@@ -6,6 +6,7 @@ typedef ggspec_backend_t (*ggspec_backend_init_fn)(const char * params, void * u
 
 void ggspec_backend_register(const char * name, ggspec_backend_init_fn init_fn, ggspec_backend_buffer_type_t default_buffer_type, void * user_data);
 
+void                         ggspec_backend_reg_reset_for_tests(void);
 size_t                       ggspec_backend_reg_get_count(void);
 size_t                       ggspec_backend_reg_find_by_name(const char * name);
 ggspec_backend_t             ggspec_backend_reg_init_backend_from_str(const char * backend_str);

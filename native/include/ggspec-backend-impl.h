@@ -101,6 +101,9 @@ typedef ggspec_backend_t (*ggspec_backend_init_fn)(const char * params, void * u
 void ggspec_backend_register(const char * name, ggspec_backend_init_fn init_fn,
                              ggspec_backend_buffer_type_t default_buffer_type, void * user_data);
 
+/* test hook, not part of the ggml API: empty the registry as in a fresh process */
+void ggspec_backend_reg_reset_for_tests(void);
+
 #ifdef __cplusplus
 }
 #endif

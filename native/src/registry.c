@@ -32,12 +32,13 @@ static ggspec_backend_t cpu_init_from_registry(const char * params, void * user_
     return ggspec_backend_cpu_init();
 }
 
+static bool registry_initialized = false;
+
 static void registry_init(void) {
-    static bool done = false;
-    if (done) {
+    if (registry_initialized) {
         return;
     }
-    done = true;
+    registry_initialized = true;
     ggspec_backend_register("CPU", cpu_init_from_registry, ggspec_backend_cpu_buffer_type(), NULL);
 }
 
@@ -114,4 +115,12 @@ ggspec_backend_buffer_t ggspec_backend_reg_alloc_buffer(size_t i, size_t size) {
     registry_init();
     GGSPEC_ASSERT(i < registry_count, "i < ggml_backend_registry_count");
     return ggspec_backend_buft_alloc_buffer(registry[i].default_buffer_type, size);
+}
+
+/* Test hook (not part of the ggml API): forget every entry, as in a fresh process, so that the
+   conformance suite can check the registry's rules example after example. */
+void ggspec_backend_reg_reset_for_tests(void) {
+    memset(registry, 0, sizeof(registry));
+    registry_count = 0;
+    registry_initialized = false;
 }

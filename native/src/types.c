@@ -20,8 +20,8 @@ struct type_traits {
  * 2+64+32+12, q4_K 2*2+12+128, q5_K 2*2+12+128+32, q6_K 2+16+128+64, q8_K 4+256+32,
  * iq2_xxs 2+64, iq2_xs 2+64+8.
  *
- * Types without an explicit vec_dot_type get 0 (F32), as in rc.8 — except Q8_K, which the
- * ggspec spec (CORE-1) gives Q8_K.
+ * Types without an explicit vec_dot_type get 0 (F32), as in rc.8 (Q8_K and the integer types:
+ * CORE-1).
  */
 static const struct type_traits traits[GGSPEC_TYPE_COUNT] = {
     [GGSPEC_TYPE_F32]     = { "f32",     1,   4,   false, GGSPEC_TYPE_F32  },
@@ -39,7 +39,7 @@ static const struct type_traits traits[GGSPEC_TYPE_COUNT] = {
     [GGSPEC_TYPE_Q4_K]    = { "q4_K",    256, 144, true,  GGSPEC_TYPE_Q8_K },
     [GGSPEC_TYPE_Q5_K]    = { "q5_K",    256, 176, true,  GGSPEC_TYPE_Q8_K },
     [GGSPEC_TYPE_Q6_K]    = { "q6_K",    256, 210, true,  GGSPEC_TYPE_Q8_K },
-    [GGSPEC_TYPE_Q8_K]    = { "q8_K",    256, 292, true,  GGSPEC_TYPE_Q8_K },
+    [GGSPEC_TYPE_Q8_K]    = { "q8_K",    256, 292, true,  GGSPEC_TYPE_F32 },
     [GGSPEC_TYPE_IQ2_XXS] = { "iq2_xxs", 256, 66,  true,  GGSPEC_TYPE_Q8_K },
     [GGSPEC_TYPE_IQ2_XS]  = { "iq2_xs",  256, 74,  true,  GGSPEC_TYPE_Q8_K },
     [GGSPEC_TYPE_I8]      = { "i8",      1,   1,   false, GGSPEC_TYPE_F32  },

@@ -90,7 +90,9 @@ def assert_child_ok(child: Child) -> None:
 @pytest.fixture
 def ctx() -> Iterator[Any]:
     """A no_alloc context: tensors get their bytes from buffers."""
-    params = ffi.new("struct ggspec_init_params *", {"mem_size": 64 * lib.ggspec_tensor_overhead(), "no_alloc": True})
+    params = ffi.new(
+        "struct ggspec_init_params *", {"mem_size": 64 * lib.ggspec_tensor_overhead(), "no_alloc": True}
+    )
     c = lib.ggspec_init(params[0])
     yield c
     lib.ggspec_free(c)
@@ -118,8 +120,15 @@ def get_floats(tensor: Any, n: int, offset: int = 0) -> list[float]:
     return list(out)
 
 
-def vdev(name: str = "VDEV", *, lazy: bool = False, alignment: int = 32, alloc_pad: int = 0,
-         cpy: bool = True, ops: tuple[int, int] = ALL_OPS) -> Any:
+def vdev(
+    name: str = "VDEV",
+    *,
+    lazy: bool = False,
+    alignment: int = 32,
+    alloc_pad: int = 0,
+    cpy: bool = True,
+    ops: tuple[int, int] = ALL_OPS,
+) -> Any:
     p = ffi.new("struct ggspec_vdev_params *")
     keep = ffi.new("char[]", name.encode())
     p.name = keep
@@ -136,7 +145,8 @@ def vdev(name: str = "VDEV", *, lazy: bool = False, alignment: int = 32, alloc_p
 def device_bytes(buffer: Any, offset: int, size: int) -> bytes:
     out = ffi.new("char[]", size)
     lib.ggspec_vdev_read(buffer, offset, out, size)
-    return ffi.buffer(out, size)[:]
+    data: bytes = ffi.buffer(out, size)[:]
+    return data
 
 
 def f32(*xs: float) -> bytes:
@@ -161,7 +171,12 @@ def test_type_traits() -> None:
         assert ffi.string(lib.ggspec_type_name(t)).decode() == name
         assert lib.ggspec_vec_dot_type(t) == vdt
         assert lib.ggspec_is_quantized(t) == (blck > 1)
-    for t, size, name in ((lib.GGSPEC_TYPE_I8, 1, "i8"), (lib.GGSPEC_TYPE_I16, 2, "i16"), (lib.GGSPEC_TYPE_I32, 4, "i32")):
+    int_types = (
+        (lib.GGSPEC_TYPE_I8, 1, "i8"),
+        (lib.GGSPEC_TYPE_I16, 2, "i16"),
+        (lib.GGSPEC_TYPE_I32, 4, "i32"),
+    )
+    for t, size, name in int_types:
         assert (lib.ggspec_blck_size(t), lib.ggspec_type_size(t)) == (1, size)
         assert ffi.string(lib.ggspec_type_name(t)).decode() == name
     assert (lib.GGSPEC_TYPE_I8, lib.GGSPEC_TYPE_COUNT) == (18, 21)
@@ -463,14 +478,15 @@ def test_registry_basics() -> None:
     def body() -> None:
         seen: list[tuple[bytes, int]] = []
 
-        @ffi.def_extern()  # type: ignore[misc]
+        @ffi.def_extern()  # type: ignore[untyped-decorator]
         def ggspec_py_init_fn(params: Any, user_data: Any) -> Any:
             seen.append((ffi.string(params), addr(user_data)))
             return lib.ggspec_backend_cpu_init()
 
         # registered before the first query: comes before the lazily added CPU entry
-        lib.ggspec_backend_register(b"PY", lib.ggspec_py_init_fn, lib.ggspec_backend_cpu_buffer_type(),
-                                    ffi.cast("void *", 1234))
+        lib.ggspec_backend_register(
+            b"PY", lib.ggspec_py_init_fn, lib.ggspec_backend_cpu_buffer_type(), ffi.cast("void *", 1234)
+        )
         assert lib.ggspec_backend_reg_get_count() == 2
         assert ffi.string(lib.ggspec_backend_reg_get_name(0)) == b"PY"
         assert ffi.string(lib.ggspec_backend_reg_get_name(1)) == b"CPU"
@@ -577,7 +593,8 @@ def test_defect_variants_build_and_misbehave(tmp_path: Path) -> None:
         view = vlib.ggspec_view_1d(c, root, 2, 16)
         vlib.ggspec_backend_view_init(buf, view)
         dst = vlib.ggspec_new_tensor_1d(c, vlib.GGSPEC_TYPE_F32, 2)
-        vlib.ggspec_backend_tensor_alloc(buf, dst, vffi.cast("char *", vlib.ggspec_backend_buffer_get_base(buf)) + 64)
+        base = vffi.cast("char *", vlib.ggspec_backend_buffer_get_base(buf))
+        vlib.ggspec_backend_tensor_alloc(buf, dst, base + 64)
         vlib.ggspec_backend_tensor_copy(view, dst)
         out = vffi.new("float[]", 2)
         vlib.ggspec_backend_tensor_get(dst, out, 0, 8)
