@@ -9,7 +9,7 @@ from pathlib import Path
 from reference.clauses import Profile
 
 from . import report
-from .adapters import TARGETS, default_profile
+from .adapters import TARGETS, default_profile, make_target
 from .runner import PROFILES, RunConfig, print_progress, run_all, verdicts
 
 
@@ -18,6 +18,10 @@ def _check(args: argparse.Namespace) -> int:
     cfg = RunConfig(args.target, profile, size=args.size, max_examples=args.max_examples, derandomize=args.derandomize)
     if args.seed is not None:
         cfg.seed = args.seed
+    probe = make_target(cfg.target, profile)  # fail early, with one line, on a target that cannot load
+    close = getattr(probe, "close", None)
+    if close is not None:
+        close()
     print(f"ggspec check: target {cfg.target}, profile {profile.value}, size {cfg.size} "
           f"({cfg.examples} examples a check), seed {cfg.seed}", file=sys.stderr, flush=True)
     names = None

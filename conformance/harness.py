@@ -27,7 +27,7 @@ from reference.clauses import Profile, SpecViolation, UndefinedBehaviour, clause
 
 from . import isolate
 from .adapters import make_target
-from .target import MissingSymbol, Target
+from .target import MissingSymbol
 
 Scenario = Callable[..., None]
 
@@ -196,7 +196,7 @@ def _tail(text: str, lines: int = 8) -> str:
 
 
 def _diff(expected: list[tuple[str, Any]], actual: list[tuple[str, Any]]) -> str:
-    for i, (e, a) in enumerate(zip(expected, actual)):
+    for i, (e, a) in enumerate(zip(expected, actual, strict=False)):
         if e != a:
             return f"observation {i} differs:\n  reference: {e[0]} = {e[1]!r}\n  target:    {a[0]} = {a[1]!r}"
     if len(expected) != len(actual):
@@ -209,6 +209,8 @@ def reproducer(ex: Example, target_name: str, profile: Profile) -> str:
     return (
         "python - <<'EOF'\n"
         "from conformance.replay import replay\n"
+        "from conformance.strategies import *  # noqa: F403 - the argument types\n"
+        "from reference.vdev import *  # noqa: F403\n"
         f"replay({ex.check.name!r}, target={target_name!r}, profile={profile.value!r},\n"
         f"       args={ex.args!r})\n"
         "EOF"
@@ -241,7 +243,8 @@ def differential(chk: Check, args: dict[str, Any], target_name: str, profile: Pr
     try:
         judge(ex)
     except Mismatch as exc:
-        raise Mismatch(f"{chk.name} [{', '.join(chk.clauses)}]: {exc}\nreproducer:\n{reproducer(ex, target_name, profile)}") from None
+        where = f"{chk.name} [{', '.join(chk.clauses)}]"
+        raise Mismatch(f"{where}: {exc}\nreproducer:\n{reproducer(ex, target_name, profile)}") from None
     return ex
 
 

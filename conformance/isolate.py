@@ -3,6 +3,7 @@ worker and not the run. What the worker reported before it died is kept."""
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import pickle
 import select
@@ -72,6 +73,8 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0) -> Forked:
         os.close(rfd)
         os.dup2(err.fileno(), 2)
         sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
+        if faulthandler.is_enabled():  # tracebacks of a crash go to the worker's stderr too
+            faulthandler.enable(file=sys.stderr)
         _channel = wfd
         code = 0
         try:

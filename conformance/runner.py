@@ -73,7 +73,7 @@ def _hypothesis_test(chk: Check, cfg: RunConfig, counter: list[int]) -> Callable
         counter[0] += 1
         differential(chk, args, cfg.target, cfg.profile)
 
-    return seed(cfg.seed)(test)  # type: ignore[no-any-return]
+    return seed(cfg.seed)(test)
 
 
 def run_check_here(chk: Check, cfg: RunConfig) -> CheckResult:
@@ -103,7 +103,9 @@ def run_check(chk: Check, cfg: RunConfig) -> CheckResult:
     return CheckResult(chk.name, chk.clauses, status, 0, detail, time.monotonic() - start)
 
 
-def run_all(cfg: RunConfig, names: Iterable[str] | None = None, progress: Callable[[str], None] | None = None) -> list[CheckResult]:
+def run_all(
+    cfg: RunConfig, names: Iterable[str] | None = None, progress: Callable[[str], None] | None = None
+) -> list[CheckResult]:
     load_checks()
     selected = [CHECKS[n] for n in (names if names is not None else sorted(CHECKS))]
     results = []

@@ -6,11 +6,11 @@ example prints as a reproducer. Exported for users who test their own backends.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hypothesis import strategies as st
 
-from reference.types import GGMLType, Op, blck_size, type_size
+from reference.types import MODELLED_TYPES, GGMLType, Op, blck_size, type_size
 from reference.vdev import ALL_OPS
 
 from .target import VDevParams
@@ -144,18 +144,136 @@ def payload(n: int) -> st.SearchStrategy[bytes]:
     return st.binary(min_size=n, max_size=n)
 
 
+@dataclass(frozen=True)
+class BufferSource:
+    """How a buffer is made: "cpu" (the CPU type's alloc_buffer), "from_ptr" (a CPU buffer over
+    host memory the scenario owns) or "vdev" (a virtual device with these parameters)."""
+
+    kind: str
+    vdev: VDevParams | None = None
+
+
+buffer_sources = st.one_of(
+    st.just(BufferSource("cpu")),
+    st.just(BufferSource("from_ptr")),
+    vdev_params.map(lambda p: BufferSource("vdev", p)),
+)
+
+#: every type the model gives traits to (CORE-1), for scenarios about types themselves
+all_types = st.sampled_from(MODELLED_TYPES).map(int)
+
+#: printable ASCII without NUL: what a C string can carry unchanged
+ascii_text = st.characters(min_codepoint=32, max_codepoint=126)
+
+
+def ascii_names(min_size: int = 0, max_size: int = 40, exclude: str = "") -> st.SearchStrategy[str]:
+    """Names a C API takes as `const char *`: printable ASCII (minus `exclude`)."""
+    alphabet = st.characters(min_codepoint=32, max_codepoint=126, exclude_characters=exclude) if exclude else ascii_text
+    return st.text(alphabet=alphabet, min_size=min_size, max_size=max_size)
+
+
+def vdev_params_with(**fixed: object) -> st.SearchStrategy[VDevParams]:
+    """`vdev_params` with some knobs fixed (e.g. `buffer_cpy_tensor=True`)."""
+    return vdev_params.map(lambda p: replace(p, **fixed))  # type: ignore[arg-type]
+
+
+#: a virtual device that answers supports_op for a random set of ops (BACK-7)
+op_sets = st.frozensets(st.sampled_from(list(Op)[: Op.COUNT]), max_size=12)
+
+
+@st.composite
+def offset_view_specs(draw: st.DrawFn, root: TensorSpec) -> ViewSpec:
+    """A view inside `root` that starts at least one element (block) past the root's start.
+
+    `root` must hold at least two elements (blocks). Built from `view_specs` of the part of the
+    root after a drawn first element, so the same shapes occur, only shifted.
+    """
+    t = GGMLType(root.type)
+    bs, ts = blck_size(t), type_size(t)
+    units = root.nbytes() // ts  # elements, or blocks for quantized types
+    if units < 2:
+        raise ValueError(f"offset_view_specs needs a root of two or more elements, got {root}")
+    first = draw(st.integers(1, units - 1), label="first element (block) of the view")
+    rest = draw(view_specs(TensorSpec(root.type, ((units - first) * bs,))), label="view of the rest")
+    return ViewSpec(rest.ne, rest.nb, rest.offset + first * ts)
+
+
+def roots_with_room(type_: st.SearchStrategy[int] = types) -> st.SearchStrategy[TensorSpec]:
+    """Contiguous tensors of two or more elements (blocks), so a view can start past 0."""
+    return tensor_specs(type_).filter(lambda r: r.nbytes() >= 2 * type_size(GGMLType(r.type)))
+
+
+@dataclass(frozen=True)
+class CopyRoute:
+    """Where the source and the destination of a copy live.
+
+    `src` / `dst` are "cpu" or "vdev". `same_device`: both on one backend (one CPU backend, or
+    one virtual device whose parameters are `src_dev`); `same_buffer`: both tensors in one
+    buffer of it. Otherwise each side has its own backend (`src_dev`, `dst_dev` for devices).
+    """
+
+    src: str
+    dst: str
+    same_device: bool
+    same_buffer: bool
+    src_dev: VDevParams | None
+    dst_dev: VDevParams | None
+
+    @property
+    def label(self) -> str:
+        where = "one buffer" if self.same_buffer else "one device" if self.same_device else "two devices"
+        return f"{self.src}>{self.dst} ({where})"
+
+
+#: the routes a copy can take; `same_device` needs src == dst
+ROUTES = ("cpu>cpu", "cpu>vdev", "vdev>cpu", "vdev>vdev same", "vdev>vdev other")
+
+
+@st.composite
+def copy_routes(
+    draw: st.DrawFn,
+    routes: tuple[str, ...] = ROUTES,
+    src_dev: st.SearchStrategy[VDevParams] = vdev_params,
+    dst_dev: st.SearchStrategy[VDevParams] | None = None,
+) -> CopyRoute:
+    """A copy route from `routes`; devices are drawn from `src_dev` / `dst_dev` (default the same)."""
+    route = draw(st.sampled_from(routes), label="route")
+    kinds, _, how = route.partition(" ")
+    src, dst = kinds.split(">")
+    same_device = how == "same" or (src == dst == "cpu" and draw(st.booleans(), label="one CPU backend"))
+    same_buffer = same_device and draw(st.booleans(), label="one buffer")
+    sdev = draw(src_dev, label="source device") if src == "vdev" else None
+    if dst == "vdev":
+        ddev = sdev if same_device else draw(dst_dev if dst_dev is not None else src_dev, label="destination device")
+    else:
+        ddev = None
+    return CopyRoute(src, dst, same_device, same_buffer, sdev, ddev)
+
+
 __all__ = [
     "DATA_TYPES",
+    "ROUTES",
+    "BufferSource",
+    "CopyRoute",
     "Op",
     "Placement",
     "TensorSpec",
     "ViewSpec",
+    "all_types",
+    "ascii_names",
+    "ascii_text",
+    "buffer_sources",
     "byte_values",
+    "copy_routes",
+    "offset_view_specs",
+    "op_sets",
     "payload",
     "placements",
     "plain_types",
+    "roots_with_room",
     "tensor_specs",
     "types",
     "vdev_params",
+    "vdev_params_with",
     "view_specs",
 ]

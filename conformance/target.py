@@ -68,6 +68,14 @@ class Target(Protocol):
     def tensor_info(self, t: Handle) -> TensorInfo: ...
     def tensor_buffer(self, t: Handle) -> Handle | None: ...
     def tensor_view_src(self, t: Handle) -> Handle | None: ...
+    def tensor_src(self, t: Handle, i: int) -> Handle | None:
+        """`t->src[i]`."""
+
+    def type_name(self, type_: int) -> str:
+        """`ggml_type_name(type)`."""
+
+    def vec_dot_type(self, type_: int) -> int:
+        """`ggml_internal_get_type_traits(type).vec_dot_type`."""
 
     # host memory
     def host_alloc(self, size: int) -> Handle: ...

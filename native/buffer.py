@@ -27,7 +27,8 @@ def buft_get_alloc_size(buft: CData, tensor: CData) -> int:
 
 
 def buft_supports_backend(buft: CData, backend: CData) -> bool:
-    return bool(lib.ggspec_backend_buft_supports_backend(not_null(buft, "buft", "BUFT-5"), not_null(backend, "backend", "BUFT-5")))
+    b = not_null(backend, "backend", "BUFT-5")
+    return bool(lib.ggspec_backend_buft_supports_backend(not_null(buft, "buft", "BUFT-5"), b))
 
 
 def buft_is_host(buft: CData) -> bool:

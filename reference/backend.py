@@ -85,8 +85,9 @@ def backend_get_alignment(backend: Backend) -> int:
 @implements("BACK-6", "BACK-9")
 def backend_synchronize(backend: Backend) -> None:
     """BACK-6: the synchronize entry when there is one; BACK-9: afterwards nothing is pending."""
-    if _live(backend).iface.synchronize is not None:
-        backend.iface.synchronize(backend)
+    entry = _live(backend).iface.synchronize
+    if entry is not None:
+        entry(backend)
 
 
 @implements("BACK-7")

@@ -181,8 +181,9 @@ def buffer_get_size(buffer: Buffer) -> int:
 @implements("BUF-7")
 def buffer_init_tensor(buffer: Buffer, tensor: Tensor) -> None:
     """BUF-7: the init_tensor entry when there is one."""
-    if _live(buffer).iface.init_tensor is not None:
-        buffer.iface.init_tensor(buffer, tensor)
+    entry = _live(buffer).iface.init_tensor
+    if entry is not None:
+        entry(buffer, tensor)
 
 
 @implements("BUF-8")
@@ -226,5 +227,6 @@ def buffer_get_type(buffer: Buffer) -> BufferType:
 @implements("BUF-13")
 def buffer_reset(buffer: Buffer) -> None:
     """BUF-13: the reset entry when there is one."""
-    if _live(buffer).iface.reset is not None:
-        buffer.iface.reset(buffer)
+    entry = _live(buffer).iface.reset
+    if entry is not None:
+        entry(buffer)

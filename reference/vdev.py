@@ -35,6 +35,15 @@ class VDevParams:
     alloc_pad: int = 0
     ops: frozenset[Op] = ALL_OPS
 
+    def __repr__(self) -> str:
+        """Valid Python (with `from reference.vdev import *`), so reproducers can be pasted."""
+        ops = "ALL_OPS" if self.ops == ALL_OPS else "frozenset({" + ", ".join(f"Op.{o.name}" for o in sorted(self.ops)) + "})"
+        return (
+            f"VDevParams(name={self.name!r}, alignment={self.alignment}, lazy={self.lazy}, "
+            f"async_entries={self.async_entries}, buffer_cpy_tensor={self.buffer_cpy_tensor}, "
+            f"cpy_tensor_async={self.cpy_tensor_async}, alloc_pad={self.alloc_pad}, ops={ops})"
+        )
+
 
 @dataclass(eq=False)
 class Device:

@@ -39,7 +39,8 @@ def test_assert_clauses_are_enforced_by_require() -> None:
 
 def test_traceability_matrix_is_current() -> None:
     committed = (ROOT / "docs" / "traceability.md").read_text(encoding="utf-8")
-    assert committed == matrix_markdown(), "docs/traceability.md is stale: run `python -m conformance.trace > docs/traceability.md`"
+    hint = "docs/traceability.md is stale: run `python -m conformance.trace > docs/traceability.md`"
+    assert committed == matrix_markdown(), hint
 
 
 def test_errata_have_corrections() -> None:

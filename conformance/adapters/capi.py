@@ -122,6 +122,19 @@ class CApiTarget:
     def tensor_view_src(self, t: Any) -> Any | None:
         return self._opt(t.view_src)
 
+    def tensor_src(self, t: Any, i: int) -> Any | None:
+        return self._opt(t.src[i])
+
+    def type_name(self, type_: int) -> str:
+        return str(self.ffi.string(self.fn("type_name")(type_)).decode())
+
+    def vec_dot_type(self, type_: int) -> int:
+        """ggspec's own accessor when the build has one, else rc.8's internal traits call."""
+        own = getattr(self.lib, self.p + "vec_dot_type", None)
+        if own is not None:
+            return int(own(type_))
+        return int(self.fn("internal_get_type_traits")(type_).vec_dot_type)
+
     # host memory ---------------------------------------------------------------------------
 
     def host_alloc(self, size: int) -> Any:

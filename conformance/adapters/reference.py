@@ -13,7 +13,7 @@ from reference.buffer import Buffer, BufferInterface, BufferType, BufferUsage
 from reference.clauses import Profile
 from reference.registry import Registry
 from reference.tensor import Context, Tensor, nbytes, resolved_buffer
-from reference.types import GGMLType, Op
+from reference.types import GGMLType, Op, traits
 from reference.world import Region, World
 
 from ..target import TensorInfo, VDevParams
@@ -67,6 +67,15 @@ class ReferenceTarget:
 
     def tensor_view_src(self, t: Tensor) -> Tensor | None:
         return t.view_src
+
+    def tensor_src(self, t: Tensor, i: int) -> Tensor | None:
+        return t.src[i]
+
+    def type_name(self, type_: int) -> str:
+        return traits(GGMLType(type_)).name
+
+    def vec_dot_type(self, type_: int) -> int:
+        return int(traits(GGMLType(type_)).vec_dot_type)
 
     # host memory
     def host_alloc(self, size: int) -> Region:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import random
+from dataclasses import dataclass
+
 from reference.types import GGMLType, blck_size, type_size
 
-from ..strategies import Placement, TensorSpec, ViewSpec
-from ..target import Handle, Target
+from ..harness import Recorder
+from ..strategies import BufferSource, CopyRoute, Placement, TensorSpec, ViewSpec
+from ..target import Handle, Target, VDevParams
 
 
 def backend_for(t: Target, placement: Placement) -> Handle:
@@ -55,3 +59,88 @@ def elements(spec: TensorSpec) -> int:
 
 def row_bytes(type_: int, ne0: int) -> int:
     return type_size(GGMLType(type_)) * ne0 // blck_size(GGMLType(type_))
+
+
+def fill(n: int, seed: int) -> bytes:
+    """`n` bytes with no short period (a view's offset shows in them), the same for any target."""
+    return random.Random(seed).randbytes(n)
+
+
+def contiguous_nb(type_: int, ne: tuple[int, ...]) -> tuple[int, ...]:
+    """The strides of dimensions 1.. a new tensor of extents `ne` gets (CORE-2)."""
+    nb = [row_bytes(type_, ne[0])]
+    for x in ne[1:-1]:
+        nb.append(nb[-1] * x)
+    return tuple(nb[: len(ne) - 1])
+
+
+@dataclass
+class CopyScene:
+    """Two same-layout tensors placed as a `CopyRoute` says, the source filled, the
+    destination's buffer cleared to a different value."""
+
+    src_backend: Handle
+    dst_backend: Handle
+    src_buf: Handle
+    dst_buf: Handle
+    src: Handle
+    dst: Handle
+
+    def record(self, t: Target, rec: Recorder, when: str = "after") -> None:
+        """Both buffers' bytes (once when they are one buffer)."""
+        if self.src_buf == self.dst_buf:
+            rec(f"buffer {when}", t.buffer_bytes(self.src_buf))
+        else:
+            rec(f"source buffer {when}", t.buffer_bytes(self.src_buf))
+            rec(f"destination buffer {when}", t.buffer_bytes(self.dst_buf))
+
+
+def _side_backend(t: Target, kind: str, dev: VDevParams | None) -> Handle:
+    return backend_for(t, Placement(kind, dev))
+
+
+def copy_scene(t: Target, route: CopyRoute, spec: TensorSpec, seed: int) -> CopyScene:
+    """Place a source and a destination of `spec` along `route`; fill the source from `seed`."""
+    src_place, dst_place = Placement(route.src, route.src_dev), Placement(route.dst, route.dst_dev)
+    src_backend = _side_backend(t, route.src, route.src_dev)
+    dst_backend = src_backend if route.same_device else _side_backend(t, route.dst, route.dst_dev)
+    src_size, dst_size = alloc_size(spec, src_place), alloc_size(spec, dst_place)
+    src, dst = new_tensor(t, spec, "src"), new_tensor(t, spec, "dst")
+    if route.same_buffer:
+        second = round_up(src_size, t.backend_get_alignment(src_backend))
+        src_buf = dst_buf = t.backend_alloc_buffer(src_backend, second + dst_size)
+        t.buffer_clear(src_buf, 0xC3)
+        t.tensor_alloc(src_buf, src, 0)
+        t.tensor_alloc(dst_buf, dst, second)
+    else:
+        src_buf = t.backend_alloc_buffer(src_backend, src_size)
+        dst_buf = t.backend_alloc_buffer(dst_backend, dst_size)
+        t.buffer_clear(src_buf, 0x5A)
+        t.buffer_clear(dst_buf, 0xC3)
+        t.tensor_alloc(src_buf, src, 0)
+        t.tensor_alloc(dst_buf, dst, 0)
+    n = t.nbytes(src)
+    t.tensor_set(src, fill(n, seed), 0, n)
+    return CopyScene(src_backend, dst_backend, src_buf, dst_buf, src, dst)
+
+
+@dataclass
+class MadeBuffer:
+    """A buffer and what it came with: the backend of its device (None for CPU buffers made
+    from the type or a pointer) and the host memory under a from_ptr buffer."""
+
+    buf: Handle
+    backend: Handle | None
+    mem: Handle | None
+
+
+def make_buffer(t: Target, source: BufferSource, size: int) -> MadeBuffer:
+    """A buffer of `size` bytes made as `source` says."""
+    if source.kind == "cpu":
+        return MadeBuffer(t.buft_alloc_buffer(t.cpu_buffer_type(), size), None, None)
+    if source.kind == "from_ptr":
+        mem = t.host_alloc(size)
+        return MadeBuffer(t.cpu_buffer_from_ptr(mem, size), None, mem)
+    assert source.vdev is not None
+    backend = t.vdev_init(source.vdev)
+    return MadeBuffer(t.backend_alloc_buffer(backend, size), backend, None)

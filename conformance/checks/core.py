@@ -1,0 +1,123 @@
+"""CORE: type traits, new tensors, nbytes and views — the ggml facts the backend API leans on."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from reference.types import GGMLType, Op, blck_size, type_size
+
+from ..harness import Recorder, check
+from ..strategies import (
+    Placement,
+    TensorSpec,
+    ViewSpec,
+    all_types,
+    ascii_names,
+    placements,
+    tensor_specs,
+    view_specs,
+)
+from ..target import Target
+from ._setup import placed, view_of
+
+
+@check("CORE-1", type_=all_types, blocks=st.integers(1, 4))
+def type_traits(t: Target, rec: Recorder, type_: int, blocks: int) -> None:
+    """Name and vec_dot type as the trait table has them; block and type size through the
+    strides and nbytes of a one-row tensor of whole blocks."""
+    bs = blck_size(GGMLType(type_))
+    rec("name", t.type_name(type_))
+    rec("vec_dot_type", t.vec_dot_type(type_))
+    one_block = t.new_tensor(type_, (bs,), "one block")
+    rec("nbytes of one block", t.nbytes(one_block))
+    row = t.new_tensor(type_, (bs * blocks, 2), "row of blocks")
+    info = t.tensor_info(row)
+    rec("nb[0]", info.nb[0])
+    rec("nb[1] (row of blocks)", info.nb[1])
+
+
+@check("CORE-2", spec=tensor_specs(type_=all_types), name=ascii_names(max_size=20))
+def new_tensors_are_contiguous(t: Target, rec: Recorder, spec: TensorSpec, name: str) -> None:
+    """A new no_alloc tensor: ne padded with 1, contiguous nb, no data, no buffer, no
+    view_src, op NONE."""
+    rec("tensor", t.tensor_info(t.new_tensor(spec.type, spec.ne, name)))
+
+
+@st.composite
+def _root_and_view(draw: st.DrawFn) -> tuple[TensorSpec, ViewSpec]:
+    root = draw(tensor_specs(type_=all_types), label="root")
+    return root, draw(view_specs(root), label="view")
+
+
+@check("CORE-3", rv=_root_and_view())
+def nbytes_spans_the_touched_bytes(t: Target, rec: Recorder, rv: tuple[TensorSpec, ViewSpec]) -> None:
+    """nbytes of a tensor and of a (strided) view inside it: the span of bytes touched."""
+    root_spec, vspec = rv
+    root = t.new_tensor(root_spec.type, root_spec.ne, "root")
+    rec("root nbytes", t.nbytes(root))
+    rec("view nbytes", t.nbytes(view_of(t, root, vspec)))
+
+
+@check("CORE-3", "CORE-5", type_=st.sampled_from([int(GGMLType.F32), int(GGMLType.F16), int(GGMLType.I8)]),
+       n=st.integers(2, 8), rows=st.integers(2, 5), gap=st.integers(1, 8))
+def strided_view_may_reach_past_its_root(t: Target, rec: Recorder, type_: int, n: int, rows: int, gap: int) -> None:
+    """CORE-5 compares the dense size, not the strided span: a view whose rows are spread out
+    by a stride can span more than its root holds and is still created."""
+    ts = type_size(GGMLType(type_))
+    root = t.new_tensor(type_, (n * rows,), "root")
+    view = t.view(root, (n, rows), ((n + gap) * ts,), 0)
+    rec("root nbytes", t.nbytes(root))
+    rec("view nbytes", t.nbytes(view))
+    rec("view", t.tensor_info(view))
+
+
+@check("CORE-4", placement=placements, nested=st.tuples(tensor_specs(type_=all_types), st.integers(0, 1 << 16),
+                                                        st.integers(0, 1 << 16)),
+       allocated=st.booleans(), depth=st.integers(1, 3))
+def views_point_at_the_root(t: Target, rec: Recorder, placement: Placement,
+                            nested: tuple[TensorSpec, int, int], allocated: bool, depth: int) -> None:
+    """A chain of 1-d views: each one's view_src is the root, view_offs the sum of offsets,
+    op VIEW, src[0] its parent, data the root's data plus view_offs (NULL while the root has
+    none), buffer NULL."""
+    spec, a, b = nested
+    if allocated:
+        _, _, root = placed(t, placement, spec)
+    else:
+        root = t.new_tensor(spec.type, spec.ne, "root")
+    ts, bs = type_size(GGMLType(spec.type)), blck_size(GGMLType(spec.type))
+    units = t.nbytes(root) // ts
+    parent, draws = root, [a, b, a ^ b]
+    for level in range(depth):
+        if units < 1:
+            break
+        k = 1 + draws[level] % units  # units in this view
+        off = (draws[level] // 7) % (units - k + 1)  # its offset inside the parent, in units
+        view = t.view(parent, (k * bs,), (), off * ts)
+        info = t.tensor_info(view)
+        rec(f"view {level}", info)
+        rec(f"view {level} view_src is the root", t.tensor_view_src(view) == root)
+        rec(f"view {level} src[0] is its parent", t.tensor_src(view, 0) == parent)
+        rec(f"view {level} op is VIEW", info.op == int(Op.VIEW))
+        parent, units = view, k
+
+
+@check("CORE-5", spec=tensor_specs(type_=all_types), excess=st.integers(1, 64), split=st.integers(0, 1 << 16),
+       nested=st.booleans())
+def view_past_the_root(t: Target, rec: Recorder, spec: TensorSpec, excess: int, split: int, nested: bool) -> None:
+    """A 1-d view whose dense size plus absolute offset passes the root's nbytes by `excess`
+    bytes; with `nested`, through a first view that fits, so only the summed offset is too far."""
+    ts, bs = type_size(GGMLType(spec.type)), blck_size(GGMLType(spec.type))
+    root = t.new_tensor(spec.type, spec.ne, "root")
+    total = t.nbytes(root)
+    units = total // ts
+    k = 1 + split % units  # the view's size in units
+    size = k * ts
+    end = total + excess  # where the view would end
+    if nested:
+        first_off = (end - size) // 2
+        first_units = (total - first_off) // ts
+        if first_units >= 1:
+            first = t.view(root, (first_units * bs,), (), first_off)
+            t.view(first, (k * bs,), (), end - size - first_off)
+            return
+    t.view(root, (k * bs,), (), end - size)
