@@ -9,13 +9,28 @@ from pathlib import Path
 from reference.clauses import Profile
 
 from . import report
-from .adapters import TARGETS, default_profile, make_target
-from .runner import PROFILES, RunConfig, print_progress, run_all, verdicts
+from .adapters import TARGETS, default_profile, external_target_name, make_target
+from .adapters.external import TargetUnavailable
+from .runner import PROFILES, CheckResult, RunConfig, print_progress, run_all, verdicts
+
+
+def _target_name(args: argparse.Namespace) -> str:
+    """`--target external --include DIR --lib FILE --prefix P` names an external build."""
+    given = [o for o in ("include", "lib", "prefix") if getattr(args, o)]
+    if args.target == "external":
+        if len(given) != 3:
+            raise ValueError("--target external needs --include DIR, --lib FILE and --prefix PREFIX")
+        return external_target_name(args.include, args.lib, args.prefix)
+    if given:
+        raise ValueError(f"--{given[0]} is for --target external only")
+    return str(args.target)
 
 
 def _check(args: argparse.Namespace) -> int:
+    args.target = _target_name(args)
     profile = Profile(args.profile) if args.profile else default_profile(args.target)
     cfg = RunConfig(args.target, profile, size=args.size, max_examples=args.max_examples, derandomize=args.derandomize)
+    cfg.c_reproducers, cfg.repro_dir = not args.no_c_reproducers, args.repro_dir
     if args.seed is not None:
         cfg.seed = args.seed
     probe = make_target(cfg.target, profile)  # fail early, with one line, on a target that cannot load
@@ -44,7 +59,29 @@ def _check(args: argparse.Namespace) -> int:
         print(f"\n{len(failing)} clause(s) failing: {' '.join(v.id for v in failing)}", file=sys.stderr)
         print(f"replay a check with the reproducer in its detail (--json FILE keeps them); seed {cfg.seed}",
               file=sys.stderr)
+        for line in _c_reproducer_lines(results):
+            print(line, file=sys.stderr)
     return 1 if failing or (uncovered and args.strict) else 0
+
+
+def _c_reproducer_lines(results: list[CheckResult]) -> list[str]:
+    """The C reproducers written for failing examples: path and gcc command, per check."""
+    out = []
+    for r in results:
+        details = [r.detail, *(d for _, d in r.errata.values())]
+        for detail in details:
+            lines = detail.splitlines()
+            for i, line in enumerate(lines):
+                if line.startswith("C reproducer:"):
+                    out.append(f"{r.check}: {line}")
+                    out.extend(lines[i + 1:i + 2])
+    return out
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from .explain import main as explain_main
+
+    return explain_main(args.source, args.backends, args.svg)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,11 +99,23 @@ def main(argv: list[str] | None = None) -> int:
     chk.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here")
     chk.add_argument("--strict", action="store_true", help="also fail when a clause is uncovered")
     chk.add_argument("--quiet", action="store_true", help="no progress lines")
+    ext = chk.add_argument_group("an external build (--target external)")
+    ext.add_argument("--include", metavar="DIR", help="its headers: ggml.h, ggml-alloc.h, ggml-backend.h, ggml-backend-impl.h")
+    ext.add_argument("--lib", metavar="FILE", help="its shared library")
+    ext.add_argument("--prefix", metavar="PREFIX", help="its symbol prefix, e.g. ggml_ or wsp_ggml_")
+    chk.add_argument("--repro-dir", metavar="DIR",
+                     help="where C reproducers of failing examples go (default $GGSPEC_REPRO_DIR or <tmp>/ggspec-repro)")
+    chk.add_argument("--no-c-reproducers", action="store_true", help="do not write C reproducers")
     chk.set_defaults(func=_check)
+    exp = sub.add_parser("explain", help="draw what the scheduler decides for a graph (table + SVG)")
+    exp.add_argument("source", help="a fixture (encoder, decoder), a .py file defining SPEC, or a .json vector")
+    exp.add_argument("--backends", type=int, default=2, help="number of backends: N-1 virtual devices and the CPU")
+    exp.add_argument("--svg", metavar="FILE", help="where to write the drawing (default <source>.svg)")
+    exp.set_defaults(func=_explain)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except (ValueError, ImportError) as exc:
+    except (ValueError, ImportError, TargetUnavailable) as exc:
         print(f"ggspec: {exc}", file=sys.stderr)
         return 2
 

@@ -27,7 +27,8 @@ from reference.clauses import Profile, SpecViolation, UndefinedBehaviour, clause
 
 from . import isolate
 from .adapters import make_target
-from .target import MissingSymbol
+from .adapters.capi import enter_pristine_worker
+from .target import MissingSymbol, NeedsPristineProcess
 
 Scenario = Callable[..., None]
 
@@ -44,6 +45,10 @@ class Recorder:
         isolate.report(item)
 
 
+#: (target name, profile) -> a RuleBasedStateMachine class driving that target
+MachineFactory = Callable[[str, Profile], type[Any]]
+
+
 @dataclass(frozen=True)
 class Check:
     name: str
@@ -51,6 +56,8 @@ class Check:
     scenario: Scenario
     strategies: dict[str, st.SearchStrategy[Any]]
     module: str
+    #: set for a state-machine check: the runner runs the machine instead of `scenario`
+    machine: MachineFactory | None = None
 
 
 CHECKS: dict[str, Check] = {}
@@ -69,6 +76,24 @@ def check(*clauses: str, **strategies: st.SearchStrategy[Any]) -> Callable[[Scen
         return fn
 
     return register
+
+
+def _machine_only(t: Any, rec: Recorder, **args: Any) -> None:
+    raise TypeError("a state-machine check has no single scenario: the runner runs its machine")
+
+
+def register_machine(name: str, clauses: tuple[str, ...], factory: MachineFactory) -> None:
+    """Register a hypothesis state machine as the check `name` covering `clauses`.
+
+    `factory(target_name, profile)` returns the machine class; the runner runs it with
+    `run_state_machine_as_test` under the run's settings (examples, seed), and a failure is
+    blamed on `clauses`.
+    """
+    for cid in clauses:
+        clause(cid)
+    if name in CHECKS:
+        raise ValueError(f"check {name} registered twice")
+    CHECKS[name] = Check(name, tuple(clauses), _machine_only, {}, getattr(factory, "__module__", name), factory)
 
 
 @dataclass
@@ -123,11 +148,30 @@ def _run_in_process(chk: Check, args: dict[str, Any], target_name: str, profile:
     return Outcome(rec.items, "ok")
 
 
+#: run every example on the target in a forked worker (set by the runner after a check crashed
+#: in process, so that the crash becomes an outcome hypothesis can shrink and report)
+_FORK_EVERY_EXAMPLE: list[bool] = [False]
+
+
+def fork_every_example() -> None:
+    _FORK_EVERY_EXAMPLE[0] = True
+
+
+def _run_in_pristine_worker(chk: Check, args: dict[str, Any], target_name: str, profile: Profile) -> Outcome:
+    enter_pristine_worker()
+    return _run_in_process(chk, args, target_name, profile)
+
+
 def run_on_target(chk: Check, args: dict[str, Any], target_name: str, profile: Profile, expect_death: bool) -> Outcome:
-    """Run the scenario on the target; in a forked worker when it is expected to die."""
-    if target_name == "reference" or not expect_death:
-        return _run_in_process(chk, args, target_name, profile)
-    forked = isolate.run_forked(lambda: _run_in_process(chk, args, target_name, profile), timeout=60)
+    """Run the scenario on the target; in a forked worker when it is expected to die, or when
+    it uses the registry of a target that cannot reset it (NeedsPristineProcess: the worker is
+    forked from this process, whose registry the guard kept untouched)."""
+    if target_name == "reference" or not (expect_death or _FORK_EVERY_EXAMPLE[0]):
+        try:
+            return _run_in_process(chk, args, target_name, profile)
+        except NeedsPristineProcess:
+            pass
+    forked = isolate.run_forked(lambda: _run_in_pristine_worker(chk, args, target_name, profile), timeout=60)
     if forked.status == "ok":
         out: Outcome = forked.value
         out.stderr = forked.stderr
@@ -154,7 +198,38 @@ def assert_message_seen(stderr: str, message: str) -> bool:
 
 
 class Mismatch(AssertionError):
-    """A target disagreed with the reference on one example."""
+    """A target disagreed with the reference on one example (`example`, when differential
+    raised it, with the target's name and the profile: creproducer writes C from them)."""
+
+    example: Example | None = None
+    target_name: str | None = None
+    profile: Profile | None = None
+
+
+class ErratumDifference(Mismatch):
+    """A disagreement that one erratum explains: the reference under the other profile agrees
+    with the target, and the reference under one of the two profiles stopped at the erratum
+    clause `clause_id` (its rc.8 assert or undefined behaviour). The runner blames that clause,
+    not the check's own clauses. `crashed`: the target died where the profile expects it to live."""
+
+    def __init__(self, text: str, clause_id: str, crashed: bool) -> None:
+        super().__init__(text)
+        self.clause_id = clause_id
+        self.crashed = crashed
+
+
+def erratum_behind(ex: Example, profile: Profile) -> str | None:
+    """The erratum clause that explains why `ex` disagrees under `profile`, or None."""
+    other = Profile.RC8 if profile is Profile.FIXED else Profile.FIXED
+    alt = run_on_reference(ex.check, ex.args, other)
+    try:
+        judge(Example(ex.check, ex.args, alt, ex.actual))
+    except Mismatch:
+        return None
+    for outcome in (ex.expected, alt):
+        if outcome.ending in ("violation", "ub") and outcome.clause_id and clause(outcome.clause_id).erratum:
+            return outcome.clause_id
+    return None
 
 
 def judge(ex: Example) -> None:
@@ -244,7 +319,13 @@ def differential(chk: Check, args: dict[str, Any], target_name: str, profile: Pr
         judge(ex)
     except Mismatch as exc:
         where = f"{chk.name} [{', '.join(chk.clauses)}]"
-        raise Mismatch(f"{where}: {exc}\nreproducer:\n{reproducer(ex, target_name, profile)}") from None
+        text = f"{where}: {exc}\nreproducer:\n{reproducer(ex, target_name, profile)}"
+        erratum = erratum_behind(ex, profile)
+        err = Mismatch(text) if erratum is None else ErratumDifference(
+            f"erratum {erratum} ({profile.value} profile): {text}", erratum,
+            actual.ending in ("abort", "crash") and expected.ending == "ok")
+        err.example, err.target_name, err.profile = ex, target_name, profile  # for a C reproducer
+        raise err from None
     return ex
 
 

@@ -24,7 +24,10 @@ SRC_DIR = os.path.join(HERE, "src")
 CDEF_DIR = os.path.join(HERE, "cdef")
 
 # one cdef file per API area, in dependency order
-CDEF_AREAS: tuple[str, ...] = ("core", "buffer", "tdata", "copy", "backend", "registry", "cpu", "vdev")
+CDEF_AREAS: tuple[str, ...] = (
+    "core", "buffer", "tdata", "copy", "backend", "registry", "cpu", "vdev",
+    "graph", "ops", "quants", "alloc", "graph_copy",
+)
 
 # one C module per API area, named like the reference model's modules
 SOURCES: tuple[str, ...] = (
@@ -37,6 +40,11 @@ SOURCES: tuple[str, ...] = (
     "registry.c",
     "cpu.c",
     "vdev.c",
+    "graph.c",
+    "ops.c",
+    "quants.c",
+    "alloc.c",
+    "graph_copy.c",
 )
 
 DEFAULT_CFLAGS: tuple[str, ...] = ("-O2", "-std=c11", "-Wall", "-Wextra")
@@ -45,6 +53,7 @@ PREAMBLE = """
 #include "ggspec.h"
 #include "ggspec-backend-impl.h"
 #include "ggspec-vdev.h"
+#include "ggspec-alloc.h"
 """
 
 
@@ -84,6 +93,7 @@ def _builder(
         sources=[path(os.path.join(SRC_DIR, s)) for s in SOURCES],
         include_dirs=[path(INCLUDE_DIR)],
         define_macros=_define_macros(defines),
+        libraries=["m", "pthread"],
         extra_compile_args=[*DEFAULT_CFLAGS, *extra_cflags],
         extra_link_args=list(extra_ldflags),
     )

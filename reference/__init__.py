@@ -6,7 +6,8 @@ that enforces a clause names it, with `require(cond, "ID")` for an assert-kind c
 `@implements("ID")` decorator for a behaviour clause.
 
 Modules follow the API's areas, in the same order and with the same names as native/src/:
-types, tensor, buffer, tdata, copy, backend, registry, cpu, vdev. `world` holds what C keeps in
+types, tensor, graph, ops (with quants), buffer, tdata, copy, backend, registry, cpu, vdev,
+alloc, graph_copy. `world` holds what C keeps in
 process memory: the address space, the registry and the semantics profile.
 """
 

@@ -4,18 +4,27 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .buffer import Buffer, BufferType, buft_alloc_buffer, buft_get_alignment
 from .clauses import implements, undefined
 from .tensor import Tensor
 from .world import World
 
+if TYPE_CHECKING:
+    from .graph import CGraph
+
+#: `ggml_backend_graph_plan_t`: whatever the backend's graph_plan_create entry returns
+GraphPlan = object
+
 
 @dataclass
 class BackendInterface:
-    """`struct ggml_backend_i` (the graph entries come with the graphs chapter).
+    """`struct ggml_backend_i`.
 
-    set_tensor_async / get_tensor_async take host addresses in the world's address space.
+    set_tensor_async / get_tensor_async take host addresses in the world's address space. The
+    graph entries come last, with defaults, so that interfaces written before them still build;
+    `graph_compute` is required by rc.8 (BACK-12), the plan entries are optional (BACK-10).
     """
 
     get_name: Callable[[Backend], str]
@@ -26,6 +35,10 @@ class BackendInterface:
     cpy_tensor_async: Callable[[Backend, Tensor, Tensor], bool] | None
     synchronize: Callable[[Backend], None] | None
     supports_op: Callable[[Backend, Tensor], bool]
+    graph_plan_create: Callable[[Backend, CGraph], GraphPlan] | None = None
+    graph_plan_free: Callable[[Backend, GraphPlan], None] | None = None
+    graph_plan_compute: Callable[[Backend, GraphPlan], None] | None = None
+    graph_compute: Callable[[Backend, CGraph], bool] | None = None
 
 
 @dataclass(eq=False)
@@ -94,3 +107,34 @@ def backend_synchronize(backend: Backend) -> None:
 def backend_supports_op(backend: Backend, op: Tensor) -> bool:
     """BACK-7: the supports_op entry."""
     return _live(backend).iface.supports_op(backend, op)
+
+
+def _entry(backend: Backend, name: str) -> Callable[..., object]:
+    entry: Callable[..., object] | None = getattr(_live(backend).iface, name)
+    if entry is None:
+        undefined("BACK-10" if name.startswith("graph_plan") else "BACK-12", f"{backend!r} has no {name} entry (a NULL call)")
+    return entry
+
+
+@implements("BACK-10")
+def backend_graph_plan_create(backend: Backend, cgraph: CGraph) -> GraphPlan:
+    """BACK-10: the graph_plan_create entry."""
+    return _entry(backend, "graph_plan_create")(backend, cgraph)
+
+
+@implements("BACK-10")
+def backend_graph_plan_free(backend: Backend, plan: GraphPlan) -> None:
+    """BACK-10: the graph_plan_free entry."""
+    _entry(backend, "graph_plan_free")(backend, plan)
+
+
+@implements("BACK-10", "BACK-11")
+def backend_graph_plan_compute(backend: Backend, plan: GraphPlan) -> None:
+    """BACK-10, BACK-11: the graph_plan_compute entry; no synchronize afterwards."""
+    _entry(backend, "graph_plan_compute")(backend, plan)
+
+
+@implements("BACK-12", "BACK-13")
+def backend_graph_compute(backend: Backend, cgraph: CGraph) -> bool:
+    """BACK-12, BACK-13: the graph_compute entry's result; no synchronize, no supports_op."""
+    return bool(_entry(backend, "graph_compute")(backend, cgraph))

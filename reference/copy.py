@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .backend import Backend
 from .buffer import Buffer, buffer_is_host, buft_supports_backend
-from .clauses import implements, require, undefined
+from .clauses import UndefinedBehaviour, implements, require, undefined
 from .tdata import tensor_get, tensor_set, tensor_set_async
 from .tensor import Tensor, TensorShape, nbytes
 from .types import MAX_DIMS
@@ -41,7 +41,12 @@ def buffer_copy_tensor(src: Tensor, dst: Tensor) -> bool:
     entry = _own_buffer(src, "COPY-6").iface.cpy_tensor
     if entry is None:
         undefined("COPY-6", "buffer_copy_tensor calls the source buffer's NULL cpy_tensor entry")
-    return entry(dst_buf, src, dst)
+    if entry == dst_buf.iface.cpy_tensor:
+        return entry(dst_buf, src, dst)
+    try:  # another type's code runs on dst's buffer: whatever goes wrong in it is this erratum
+        return entry(dst_buf, src, dst)
+    except UndefinedBehaviour as exc:
+        undefined("COPY-6", f"buffer_copy_tensor ran the source buffer's cpy_tensor on the destination's buffer: {exc}")
 
 
 @implements("COPY-3", "COPY-4", "COPY-5", "COPY-7")

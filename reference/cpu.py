@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
-from .backend import Backend, BackendInterface
+from .backend import Backend, BackendInterface, GraphPlan
 from .buffer import Buffer, BufferInterface, BufferType, BufferTypeInterface, buffer_init, buffer_is_host
-from .clauses import implements, require
+from .clauses import implements, require, undefined
+from .graph import CGraph
+from .ops import HostMemory, compute, is_quantized, nelements, nrows
 from .tensor import Tensor, nbytes
-from .types import DEFAULT_N_THREADS, GGMLType, Op, traits
+from .types import DEFAULT_N_THREADS, GGMLType, Op, row_size, traits
 from .world import SIZE_MAX, Region, World
 
 TENSOR_ALIGNMENT = 64
@@ -26,6 +29,9 @@ class CpuBufferContext:
 @dataclass
 class CpuBackendContext:
     n_threads: int = DEFAULT_N_THREADS
+    #: CPU-17: the work buffer graph_compute keeps (size 0 and no region while empty)
+    work_size: int = 0
+    work_region: Region | None = field(default=None, repr=False)
 
 
 # --- buffers ------------------------------------------------------------------------------
@@ -167,7 +173,11 @@ def _backend_name(backend: Backend) -> str:
 
 
 def _backend_free(backend: Backend) -> None:
-    pass
+    """The work buffer goes with the backend (CPU-17)."""
+    ctx = backend.context
+    if isinstance(ctx, CpuBackendContext) and ctx.work_region is not None:
+        backend.world.memory.unmap(ctx.work_region)
+        ctx.work_region, ctx.work_size = None, 0
 
 
 def _backend_default_buffer_type(backend: Backend) -> BufferType:
@@ -199,6 +209,10 @@ def _backend_interface() -> BackendInterface:
         cpy_tensor_async=None,
         synchronize=None,
         supports_op=_backend_supports_op,
+        graph_plan_create=_graph_plan_create,
+        graph_plan_free=_graph_plan_free,
+        graph_plan_compute=_graph_plan_compute,
+        graph_compute=_graph_compute,
     )
 
 
@@ -213,8 +227,153 @@ def is_cpu(backend: Backend | None) -> bool:
     return backend is not None and backend.iface.get_name is _backend_name
 
 
-def cpu_set_n_threads(backend: Backend, n_threads: int) -> None:
+def cpu_set_n_threads(backend: Backend | None, n_threads: int) -> None:
     """CPU-13: only a CPU backend has a thread count."""
     require(is_cpu(backend), "CPU-13")
-    assert isinstance(backend.context, CpuBackendContext)
+    assert backend is not None and isinstance(backend.context, CpuBackendContext)
     backend.context.n_threads = n_threads
+
+
+# --- computing graphs -----------------------------------------------------------------------
+
+CACHE_LINE_SIZE = 64
+
+
+def _threads(n_threads: int) -> int:
+    """CPU-15: a thread count of 0 or less means the default, 4."""
+    return n_threads if n_threads > 0 else DEFAULT_N_THREADS
+
+
+def node_work_size(node: Tensor, n_threads: int) -> int:
+    """The work memory rc.8 asks for one node of the modelled ops (CPU-17)."""
+    src0, src1 = node.src[0], node.src[1]
+    if node.op in (Op.CPY, Op.DUP) and is_quantized(node.type):
+        return 4 * node.ne[0] * n_threads  # one F32 staging row per thread
+    if node.op == Op.ADD and src0 is not None and is_quantized(src0.type):
+        return 4 * src0.ne[0] * n_threads
+    if node.op == Op.MUL_MAT and src0 is not None and src1 is not None:
+        vdt = traits(src0.type).vec_dot_type
+        return row_size(vdt, nelements(src1)) if src1.type != vdt else 0  # b converted to vec_dot type
+    if node.op == Op.SOFT_MAX and src0 is not None:
+        return 4 * node.ne[0] * min(4, n_threads, nrows(src0))
+    return 0
+
+
+@implements("CPU-17")
+def graph_work_size(nodes: Sequence[Tensor], n_threads: int) -> int:
+    """CPU-17: the reference's need for a graph: the largest node's, plus a cache line per extra thread."""
+    need = max((node_work_size(n, n_threads) for n in nodes), default=0)
+    return need + CACHE_LINE_SIZE * (n_threads - 1) if need > 0 else 0
+
+
+def _bctx(backend: Backend) -> CpuBackendContext:
+    assert isinstance(backend.context, CpuBackendContext)
+    return backend.context
+
+
+def _run(world: World, nodes: Sequence[Tensor]) -> None:
+    """CPU-16: every node in order, on host memory; the thread count changes nothing."""
+    memory = HostMemory(world)
+    for node in nodes:
+        compute(node, memory)
+
+
+@implements("CPU-16")
+def _graph_compute(backend: Backend, cgraph: CGraph) -> bool:
+    """CPU-16, CPU-17: grow the work buffer if the graph needs more, then compute; true."""
+    ctx = _bctx(backend)
+    nodes = cgraph.node_list()
+    need = graph_work_size(nodes, _threads(ctx.n_threads))
+    if ctx.work_size < need:
+        if ctx.work_region is not None:
+            backend.world.memory.unmap(ctx.work_region)
+        ctx.work_region = backend.world.memory.map(need, host=True, label="CPU work buffer")
+        ctx.work_size = need
+    _run(backend.world, nodes)
+    return True
+
+
+@dataclass(eq=False)
+class CpuPlan:
+    """`struct ggml_backend_plan_cpu`: the plan's thread count and work buffer, and the graph as
+    rc.8 keeps it (the array and the count, CPU-19) next to the node list profile fixed keeps."""
+
+    graph: CGraph
+    n_nodes: int
+    nodes: list[Tensor]
+    n_threads: int
+    work_size: int
+    work_region: Region | None
+    freed: bool = field(default=False, repr=False)
+
+
+@implements("CPU-18")
+def _graph_plan_create(backend: Backend, cgraph: CGraph) -> GraphPlan:
+    """CPU-18: fix the thread count and allocate the plan's own work buffer."""
+    n_threads = _threads(_bctx(backend).n_threads)
+    nodes = cgraph.node_list()
+    need = graph_work_size(nodes, n_threads)
+    region = backend.world.memory.map(need, host=True, label="CPU plan work buffer") if need > 0 else None
+    return CpuPlan(cgraph, cgraph.n_nodes, nodes, n_threads, need, region)
+
+
+def _plan(plan: GraphPlan) -> CpuPlan:
+    if not isinstance(plan, CpuPlan):
+        undefined("BACK-10", f"{plan!r} is not a CPU plan")
+    if plan.freed:
+        undefined("BACK-10", "a CPU plan is used after graph_plan_free")
+    return plan
+
+
+def _graph_plan_free(backend: Backend, plan: GraphPlan) -> None:
+    """CPU-18: the plan's work buffer goes with it."""
+    p = _plan(plan)
+    if p.work_region is not None:
+        backend.world.memory.unmap(p.work_region)
+    p.freed = True
+
+
+@implements("CPU-19")
+def _graph_plan_compute(backend: Backend, plan: GraphPlan) -> None:
+    """CPU-18, CPU-19: compute with the plan's threads and buffer. rc8: the graph array's current
+    first n_nodes entries; fixed: the node list copied at creation."""
+    p = _plan(plan)
+    if backend.world.fixed:
+        nodes = p.nodes
+    else:
+        if p.graph.ctx is not None and p.graph.ctx.freed:
+            undefined("CPU-19", "the plan reads the node array of a graph whose context was freed")
+        nodes = [p.graph.node(i) for i in range(p.n_nodes)]
+        if graph_work_size(nodes, p.n_threads) > p.work_size:
+            undefined("CPU-19", "the nodes the plan now computes need more work memory than it has")
+    _run(backend.world, nodes)
+
+
+def _hook_target(backend: Backend) -> None:
+    if not is_cpu(backend):
+        raise ValueError(f"{backend!r} is not a CPU backend (the test hooks are the CPU backend's)")
+
+
+def cpu_work_size(backend: Backend) -> int:
+    """CPU-17 observable: the size of the backend's work buffer (0 while empty)."""
+    _hook_target(backend)
+    return _bctx(backend).work_size
+
+
+def cpu_work_data(backend: Backend) -> int | None:
+    """CPU-17 observable: the address of the backend's work buffer (None while empty)."""
+    _hook_target(backend)
+    region = _bctx(backend).work_region
+    return region.base if region is not None else None
+
+
+def cpu_plan_work_size(plan: GraphPlan) -> int:
+    """CPU-18 observable: the size of a plan's own work buffer."""
+    return _plan(plan).work_size
+
+
+@implements("CPU-15")
+def cpu_n_threads(backend: Backend) -> int:
+    """CPU-15: the thread count later computations will use (the default 4 for 0 or less)."""
+    _hook_target(backend)
+    return _threads(_bctx(backend).n_threads)

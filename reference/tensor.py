@@ -46,6 +46,9 @@ class Tensor:
     buffer: Buffer | None = None
     data: int | None = None
     name: str = ""
+    #: CORE-14, CORE-15: the gradient tensor (parameters, and results of operands with one)
+    grad: Tensor | None = None
+    is_param: bool = False
 
     @property
     def world(self) -> World:
@@ -92,6 +95,19 @@ class Context:
         self.world = world
         self.no_alloc = no_alloc
         self.tensors: list[Tensor] = []
+        #: set by `free()` (ggml_free): the context's tensors and graphs are gone
+        self.freed = False
+
+    def free(self) -> None:
+        """`ggml_free(ctx)`: release the memory the context gave its tensors (CORE-6)."""
+        if self.freed:
+            return
+        self.freed = True
+        for t in self.tensors:
+            if t.view_src is None and t.data is not None and t.buffer is None and not self.no_alloc:
+                region = self.world.memory.region_of(t.data)
+                if region.base == t.data and region.label.startswith("context memory"):
+                    self.world.memory.unmap(region)
 
     @implements("CORE-2")
     def new_tensor(self, type_: GGMLType, ne: Sequence[int], name: str = "") -> Tensor:

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 
 from .backend import Backend, BackendInterface
 from .buffer import Buffer, BufferInterface, BufferType, BufferTypeInterface, buffer_init
-from .clauses import implements, undefined
+from .clauses import UndefinedBehaviour, implements, undefined
+from .graph import CGraph
+from .ops import compute
 from .tensor import Tensor, nbytes
 from .types import Op
 from .world import Region, World
@@ -54,6 +56,8 @@ class Device:
     queue: list[Callable[[], None]] = field(default_factory=list)
     buft: BufferType | None = None
     backend: Backend | None = None
+    #: bases of the device regions of this device's live buffers (what its kernels can reach)
+    regions: set[int] = field(default_factory=set)
 
     def drain(self) -> None:
         """Run pending operations in submission order (BACK-8)."""
@@ -77,7 +81,8 @@ class DeviceBuffer:
 
 
 def _dbuf(buffer: Buffer) -> DeviceBuffer:
-    assert isinstance(buffer.context, DeviceBuffer)
+    if not isinstance(buffer.context, DeviceBuffer):  # another type's buffer given to our entry
+        undefined("COPY-6", f"a virtual device buffer entry was called on {buffer!r}")
     return buffer.context
 
 
@@ -126,6 +131,7 @@ def _buffer_name(buffer: Buffer) -> str:
 def _buffer_free(buffer: Buffer) -> None:
     dbuf = _dbuf(buffer)
     dbuf.device.drain()
+    dbuf.device.regions.discard(dbuf.region.base)
     buffer.world.memory.unmap(dbuf.region)
 
 
@@ -182,6 +188,7 @@ def _buft_name(buft: BufferType) -> str:
 def _buft_alloc_buffer(buft: BufferType, size: int) -> Buffer:
     device = _device(buft)
     region = device.world.memory.map(size, host=False, label=f"{device.params.name} buffer")
+    device.regions.add(region.base)
     iface = BufferInterface(
         get_name=_buffer_name,
         free_buffer=_buffer_free,
@@ -290,6 +297,7 @@ def vdev_init(world: World, params: VDevParams | None = None) -> Backend:
             cpy_tensor_async=_cpy_async if params.cpy_tensor_async else None,
             synchronize=_synchronize,
             supports_op=_supports_op,
+            graph_compute=_graph_compute,
         ),
         device,
     )
@@ -313,3 +321,46 @@ def vdev_counters(buffer: Buffer) -> tuple[int, int]:
     """Test hook: (init_tensor calls, reset calls) of a device buffer."""
     d = _dbuf(buffer)
     return d.init_tensor_calls, d.reset_calls
+
+
+# --- computing graphs -----------------------------------------------------------------------
+
+
+class DeviceMemory:
+    """What the device's kernels reach: the storage of its own live buffers, nothing else (BACK-14)."""
+
+    def __init__(self, device: Device) -> None:
+        self.device = device
+
+    def _region(self, addr: int, size: int) -> Region:
+        space = self.device.world.memory
+        try:
+            region = space.region_of(addr, size)
+        except UndefinedBehaviour:
+            undefined("BACK-14", f"{self.device.params.name} computes on unmapped memory at {addr:#x}")
+        if region.host or region.base not in self.device.regions:
+            undefined("BACK-14", f"{self.device.params.name} computes on memory it cannot reach ({region.label})")
+        return region
+
+    def read(self, addr: int, size: int) -> bytes:
+        region = self._region(addr, size)
+        return bytes(region.data[addr - region.base : addr - region.base + size])
+
+    def write(self, addr: int, payload: bytes) -> None:
+        region = self._region(addr, len(payload))
+        region.data[addr - region.base : addr - region.base + len(payload)] = payload
+
+
+def _graph_compute(backend: Backend, cgraph: CGraph) -> bool:
+    """BACK-8, BACK-12, BACK-13: queue the computation of the graph's nodes (as they are now) on
+    the device's storage; supports_op is not consulted. Returns true at once."""
+    device = _bdev(backend)
+    nodes = cgraph.node_list()
+    memory = DeviceMemory(device)
+
+    def run() -> None:
+        for node in nodes:
+            compute(node, memory)
+
+    device.submit(run)
+    return True

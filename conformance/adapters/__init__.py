@@ -1,15 +1,48 @@
-"""Adapters: `reference` (the model itself) and `native` (our C build through cffi).
+"""Adapters: `reference` (the model itself), `native` (our C build through cffi), `rc8` (the
+real whisper.rn 0.4.0-rc.8 code, fetched and built at test time) and `external` (any build,
+given headers, library and prefix; named `external:PREFIX:INCLUDE_DIR:LIBRARY`).
 
 `make_target(name, profile)` is the one place that turns a target name into a Target.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from reference.clauses import Profile
 
 from ..target import Target
 
-TARGETS = ("reference", "native")
+TARGETS = ("reference", "native", "rc8", "external")
+
+#: factories of the external targets built in this process (forked workers inherit them)
+_EXTERNAL: dict[str, Callable[[], Target]] = {}
+
+
+def external_target_name(include_dir: str, lib_path: str, prefix: str) -> str:
+    """The target name that `make_target` and a reproducer use for an external build."""
+    import os
+
+    parts = [os.path.abspath(include_dir), os.path.abspath(lib_path)]
+    if any(":" in p for p in parts):
+        raise ValueError(f"paths of an external target may not contain ':': {parts}")
+    return f"external:{prefix}:{parts[0]}:{parts[1]}"
+
+
+def _external(name: str) -> Callable[[], Target]:
+    """Build (once per process) and return the factory of an rc8 or external target."""
+    if name not in _EXTERNAL:
+        from .external import build_external
+
+        if name == "rc8":
+            from .rc8 import PREFIX, ensure_rc8, spellings
+
+            include_dir, lib = ensure_rc8()
+            _EXTERNAL[name] = build_external(include_dir, lib, PREFIX, "rc8", Profile.RC8, spellings)
+        else:
+            _, prefix, include_path, lib_path = name.split(":", 3)
+            _EXTERNAL[name] = build_external(include_path, lib_path, prefix, name, Profile.FIXED)
+    return _EXTERNAL[name]
 
 
 def make_target(name: str, profile: Profile | None = None) -> Target:
@@ -22,9 +55,13 @@ def make_target(name: str, profile: Profile | None = None) -> Target:
         from .native import NativeTarget
 
         return NativeTarget(module=name.partition(":")[2] or None)
-    raise ValueError(f"unknown target {name!r}; known: {', '.join(TARGETS)} (native:DIR:MODULE for a variant build)")
+    if name == "rc8" or (name.startswith("external:") and name.count(":") >= 3):
+        return _external(name)()
+    raise ValueError(f"unknown target {name!r}; known: {', '.join(TARGETS)} (native:DIR:MODULE for a variant build, "
+                     "external:PREFIX:INCLUDE_DIR:LIBRARY for an external one)")
 
 
 def default_profile(name: str) -> Profile:
-    """Each target's default profile (DESIGN.md): native and the reference claim `fixed`."""
-    return Profile.FIXED
+    """Each target's default profile (DESIGN.md): the real rc.8 build claims `rc8`; native, the
+    reference and other external builds (ports) claim `fixed`."""
+    return Profile.RC8 if name == "rc8" else Profile.FIXED

@@ -10,13 +10,13 @@ cffi arrays that this adapter keeps alive until `close()`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from reference.clauses import Profile
 from reference.types import MAX_DIMS, Op
 
-from ..target import MissingSymbol, TensorInfo, VDevParams
+from ..target import MissingSymbol, NeedsPristineProcess, SchedPlan, TensorInfo, VDevParams
 
 CONTEXT_BYTES = 32 << 20
 
@@ -34,6 +34,8 @@ class CApiTarget:
     # plumbing ------------------------------------------------------------------------------
 
     def fn(self, name: str) -> Any:
+        if name.startswith(("backend_reg", "backend_register")):
+            self._registry_guard()
         try:
             return getattr(self.lib, self.p + name)
         except AttributeError:
@@ -329,12 +331,30 @@ class CApiTarget:
     def backend_is_cpu(self, backend: Any | None) -> bool:
         return bool(self.fn("backend_is_cpu")(self._ptr(backend)))
 
-    def cpu_set_n_threads(self, backend: Any, n_threads: int) -> None:
-        self.fn("backend_cpu_set_n_threads")(backend, n_threads)
+    def cpu_set_n_threads(self, backend: Any | None, n_threads: int) -> None:
+        self.fn("backend_cpu_set_n_threads")(self._ptr(backend), n_threads)
 
     # registry ------------------------------------------------------------------------------
 
+    def _registry_guard(self) -> None:
+        """A target without a reset hook (rc.8) may use its registry only in a worker that the
+        harness forked for one scenario from a process whose registry is untouched: everywhere
+        else this raises NeedsPristineProcess before the C registry is reached, so such a
+        process stays untouched and every worker forked from it starts as a fresh process does."""
+        if self.resettable_registry:
+            return
+        if not _PRISTINE[0]:
+            raise NeedsPristineProcess(f"target {self.name} cannot reset its registry")
+        _REGISTRY_USED[0] = True
+
     def reg_reset(self) -> None:
+        if not self.resettable_registry:  # a fresh worker's registry needs no reset (see above)
+            if not _PRISTINE[0]:
+                raise NeedsPristineProcess(f"target {self.name} cannot reset its registry")
+            if _REGISTRY_USED[0]:
+                raise MissingSymbol(self.name, self.p + "backend_reg_reset_for_tests (to reset a used registry)")
+            _INIT_CALLS.clear()
+            return
         self.fn("backend_reg_reset_for_tests")()
         _INIT_CALLS.clear()
 
@@ -368,6 +388,121 @@ class CApiTarget:
 
     def reg_alloc_buffer(self, i: int, size: int) -> Any:
         return self.fn("backend_reg_alloc_buffer")(i, size)
+
+
+    # graphs --------------------------------------------------------------------------------
+
+    def set_name(self, t: Any, name: str) -> None:
+        self.fn("set_name")(t, name.encode())
+
+    def tensor_name(self, t: Any) -> str:
+        return str(self.ffi.string(t.name).decode(errors="replace"))
+
+    def op(self, kind: str, srcs: Sequence[Any | None], params: Sequence[float]) -> Any:
+        a = srcs[0] if srcs else None
+        b = srcs[1] if len(srcs) > 1 else None
+        if a is None:
+            raise ValueError(f"op {kind!r} needs a first source")
+        ints = [int(p) for p in params]
+        if kind == "view":
+            n = (len(ints) + 1) // 2
+            return self.view(a, ints[:n], ints[n:-1], ints[-1])
+        if kind == "reshape":
+            if not 1 <= len(ints) <= MAX_DIMS:
+                raise ValueError(f"reshape takes 1 to 4 extents, got {ints}")
+            return self.fn(f"reshape_{len(ints)}d")(self.ctx, a, *ints)
+        if kind == "permute":
+            return self.fn("permute")(self.ctx, a, *ints[:4])
+        if kind in ("scale", "norm"):
+            return self.fn(kind)(self.ctx, a, float(params[0]))
+        if kind == "soft_max_ext":
+            return self.fn("soft_max_ext")(self.ctx, a, self._ptr(b), float(params[0]))
+        if kind in ("dup", "cont", "transpose", "gelu", "silu"):
+            return self.fn(kind)(self.ctx, a)
+        if kind in ("add", "mul", "mul_mat", "cpy", "get_rows"):
+            if b is None:
+                raise ValueError(f"op {kind!r} needs two sources")
+            return self.fn(kind)(self.ctx, a, b)
+        raise ValueError(f"unknown op kind {kind!r}")
+
+    def new_graph(self, size: int) -> Any:
+        return self.fn("new_graph_custom")(self.ctx, size, False)
+
+    def build_forward_expand(self, g: Any, t: Any) -> None:
+        self.fn("build_forward_expand")(g, t)
+
+    def graph_nodes(self, g: Any) -> list[Any]:
+        return [g.nodes[i] for i in range(g.n_nodes)]
+
+    def graph_leafs(self, g: Any) -> list[Any]:
+        return [g.leafs[i] for i in range(g.n_leafs)]
+
+    def backend_graph_compute(self, backend: Any, g: Any) -> bool:
+        return bool(self.fn("backend_graph_compute")(backend, g))
+
+    # the scheduler -------------------------------------------------------------------------
+
+    def sched_new(self, backends: Sequence[Any], bufts: Sequence[Any] | None, graph_size: int) -> Any:
+        arr = self.ffi.new(f"{self.p}backend_t[]", list(backends) or 1)
+        bt = self.ffi.NULL if bufts is None else self.ffi.new(f"{self.p}backend_buffer_type_t[]", list(bufts))
+        self._keep.extend([arr, bt])
+        return self.fn("backend_sched_new")(arr, bt, len(backends), graph_size)
+
+    def sched_free(self, s: Any | None) -> None:
+        self.fn("backend_sched_free")(self._ptr(s))
+
+    def sched_init_measure(self, s: Any, g: Any) -> None:
+        self.fn("backend_sched_init_measure")(s, g)
+
+    def sched_graph_compute(self, s: Any, g: Any) -> None:
+        self.fn("backend_sched_graph_compute")(s, g)
+
+    def sched_reset(self, s: Any) -> None:
+        self.fn("backend_sched_reset")(s)
+
+    def sched_get_n_splits(self, s: Any) -> int:
+        return int(self.fn("backend_sched_get_n_splits")(s))
+
+    def sched_set_node_backend(self, s: Any, node: Any, backend: Any) -> None:
+        self.fn("backend_sched_set_node_backend")(s, node, backend)
+
+    def sched_get_node_backend(self, s: Any, node: Any) -> Any | None:
+        return self._opt(self.fn("backend_sched_get_node_backend")(s, node))
+
+    def sched_get_buffer(self, s: Any, backend: Any) -> Any:
+        return self.fn("backend_sched_get_buffer")(s, backend)
+
+    def sched_get_tallocr(self, s: Any, backend: Any) -> Any:
+        return self.fn("backend_sched_get_tallocr")(s, backend)
+
+    def sched_set_eval_callback(self, s: Any, decide: Callable[[str, bool], bool] | None) -> None:
+        if decide is None:
+            self.fn("backend_sched_set_eval_callback")(s, self.ffi.NULL, self.ffi.NULL)
+            return
+
+        def trampoline(t: Any, ask: bool, user_data: Any) -> bool:
+            return bool(decide(self.tensor_name(t), bool(ask)))
+
+        cb = self.ffi.callback(f"bool(struct {self.p}tensor *, bool, void *)", trampoline)
+        self._keep.append(cb)
+        self.fn("backend_sched_set_eval_callback")(s, cb, self.ffi.NULL)
+
+    def sched_plan(self, s: Any, g: Any) -> SchedPlan:
+        """The plan through the build's debug hooks (only our native build has them)."""
+        raise MissingSymbol(self.name, f"{self.p}backend_sched_debug_* (scheduler plan hooks)")
+
+
+#: set in a worker forked by the harness for one scenario (see CApiTarget._registry_guard)
+_PRISTINE: list[bool] = [False]
+#: whether this worker has used the C registry of a target without a reset hook
+_REGISTRY_USED: list[bool] = [False]
+
+
+def enter_pristine_worker() -> None:
+    """Called by the harness in a worker it forked for one scenario: this worker's registry is
+    as fresh as a new process's, because no ancestor got past `_registry_guard`."""
+    _PRISTINE[0] = True
+    _REGISTRY_USED[0] = False
 
 
 #: what the Python-implemented registry init function saw: (params, user_data)

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from reference import backend as B
 from reference import buffer as BF
 from reference import copy as C
-from reference import cpu, tdata, vdev
+from reference import cpu, graph, ops, tdata, vdev
+from reference import sched as S
 from reference.backend import Backend
 from reference.buffer import Buffer, BufferInterface, BufferType, BufferUsage
 from reference.clauses import Profile
+from reference.graph import CGraph
 from reference.registry import Registry
 from reference.tensor import Context, Tensor, nbytes, resolved_buffer
 from reference.types import GGMLType, Op, traits
 from reference.world import Region, World
 
-from ..target import TensorInfo, VDevParams
+from ..target import SchedPlan, TensorInfo, VDevParams
 
 
 class ReferenceTarget:
@@ -239,7 +241,8 @@ class ReferenceTarget:
     def backend_is_cpu(self, backend: Backend | None) -> bool:
         return cpu.is_cpu(backend)
 
-    def cpu_set_n_threads(self, backend: Backend, n_threads: int) -> None:
+    def cpu_set_n_threads(self, backend: Backend | None, n_threads: int) -> None:
+        # rc.8 takes NULL here and aborts on CPU-13; the model's annotation says Backend only
         cpu.cpu_set_n_threads(backend, n_threads)
 
     # registry
@@ -278,3 +281,103 @@ class ReferenceTarget:
 
     def reg_alloc_buffer(self, i: int, size: int) -> Buffer:
         return self.world.registry.alloc_buffer(i, size)
+
+    # graphs ----------------------------------------------------------------------------------
+
+    def set_name(self, t: Tensor, name: str) -> None:
+        t.name = name[:63]
+
+    def tensor_name(self, t: Tensor) -> str:
+        return t.name
+
+    def op(self, kind: str, srcs: Sequence[Tensor | None], params: Sequence[float]) -> Tensor:
+        return build_op(self.ctx, kind, srcs, params)
+
+    def new_graph(self, size: int) -> CGraph:
+        return graph.new_graph_custom(self.ctx, size, False)
+
+    def build_forward_expand(self, g: CGraph, t: Tensor) -> None:
+        graph.build_forward_expand(g, t)
+
+    def graph_nodes(self, g: CGraph) -> list[Tensor]:
+        return g.node_list()
+
+    def graph_leafs(self, g: CGraph) -> list[Tensor]:
+        return g.leaf_list()
+
+    def backend_graph_compute(self, backend: Backend, g: CGraph) -> bool:
+        return B.backend_graph_compute(backend, g)
+
+    # the scheduler ---------------------------------------------------------------------------
+
+    def sched_new(self, backends: Sequence[Backend], bufts: Sequence[BufferType] | None, graph_size: int) -> S.Sched:
+        return S.sched_new(self.world, list(backends), list(bufts) if bufts is not None else None, graph_size)
+
+    def sched_free(self, s: S.Sched | None) -> None:
+        S.sched_free(s)
+
+    def sched_init_measure(self, s: S.Sched, g: CGraph) -> None:
+        S.init_measure(s, g)
+
+    def sched_graph_compute(self, s: S.Sched, g: CGraph) -> None:
+        S.graph_compute(s, g)
+
+    def sched_reset(self, s: S.Sched) -> None:
+        S.sched_reset(s)
+
+    def sched_get_n_splits(self, s: S.Sched) -> int:
+        return S.get_n_splits(s)
+
+    def sched_set_node_backend(self, s: S.Sched, node: Tensor, backend: Backend) -> None:
+        S.set_node_backend(s, node, backend)
+
+    def sched_get_node_backend(self, s: S.Sched, node: Tensor) -> Backend | None:
+        return S.get_node_backend(s, node)
+
+    def sched_get_buffer(self, s: S.Sched, backend: Backend) -> Buffer:
+        return S.get_buffer(s, backend)
+
+    def sched_get_tallocr(self, s: S.Sched, backend: Backend) -> object:
+        return S.get_tallocr(s, backend)
+
+    def sched_set_eval_callback(self, s: S.Sched, decide: Callable[[str, bool], bool] | None) -> None:
+        S.set_eval_callback(s, None if decide is None else (lambda t, ask: decide(t.name, ask)))
+
+    def sched_plan(self, s: S.Sched, g: CGraph) -> SchedPlan:
+        splits = tuple(
+            (S.allocr_prio(s, sp.tallocr), sp.i_start, sp.i_end, tuple(i.name for i in sp.inputs)) for sp in s.splits
+        )
+        nodes = tuple((n.name, S.allocr_prio(s, S.get_assignment(s, n)) if S.get_assignment(s, n) else -1) for n in g.node_list())
+        copies = tuple(sorted(c.name for per in s.node_copies.values() for c in per.values()))
+        return SchedPlan(splits, nodes, copies, S.get_n_splits(s))
+
+
+def build_op(ctx: Context, kind: str, srcs: Sequence[Tensor | None], params: Sequence[float]) -> Tensor:
+    """`Target.op` on the reference: one constructor of reference/ops.py per kind."""
+    a = srcs[0] if srcs else None
+    b = srcs[1] if len(srcs) > 1 else None
+    if a is None:
+        raise ValueError(f"op {kind!r} needs a first source")
+    ints = [int(p) for p in params]
+    if kind == "view":
+        n = (len(ints) + 1) // 2
+        return ops.view(ctx, a, ints[:n], ints[n:-1], ints[-1])
+    if kind == "reshape":
+        return ops.reshape_nd(ctx, a, ints)
+    if kind == "permute":
+        return ops.permute(ctx, a, *ints[:4])
+    if kind == "scale":
+        return ops.scale(ctx, a, float(params[0]))
+    if kind == "norm":
+        return ops.norm(ctx, a, float(params[0]))
+    if kind == "soft_max_ext":
+        return ops.soft_max_ext(ctx, a, b, float(params[0]))
+    unary = {"dup": ops.dup, "cont": ops.cont, "transpose": ops.transpose, "gelu": ops.gelu, "silu": ops.silu}
+    if kind in unary:
+        return unary[kind](ctx, a)
+    binary = {"add": ops.add, "mul": ops.mul, "mul_mat": ops.mul_mat, "cpy": ops.cpy, "get_rows": ops.get_rows}
+    if kind in binary:
+        if b is None:
+            raise ValueError(f"op {kind!r} needs two sources")
+        return binary[kind](ctx, a, b)
+    raise ValueError(f"unknown op kind {kind!r}")

@@ -144,3 +144,17 @@ def make_buffer(t: Target, source: BufferSource, size: int) -> MadeBuffer:
     assert source.vdev is not None
     backend = t.vdev_init(source.vdev)
     return MadeBuffer(t.backend_alloc_buffer(backend, size), backend, None)
+
+
+def fill_buffer(t: Target, buf: Handle, source: BufferSource, size: int, seed: int) -> None:
+    """Give every byte of a fresh buffer of `size` (asked) bytes a known value: clear it to a
+    value from `seed` (a CPU buffer's memory starts undefined), then write `fill(seed)` through
+    an I8 tensor over as much of the start as the type lets a tensor cover."""
+    t.buffer_clear(buf, seed % 251)
+    pad = source.vdev.alloc_pad if source.vdev is not None else 0
+    n = size // pad * pad if pad else size
+    if n == 0:
+        return
+    tensor = t.new_tensor(int(GGMLType.I8), (n,), "filler")
+    t.tensor_alloc(buf, tensor, 0)
+    t.tensor_set(tensor, fill(n, seed), 0, n)

@@ -3,8 +3,7 @@
  * copies, backends, the CPU backend, the registry and the tensor placement utilities.
  *
  * Every function has the name of its rc.8 counterpart with wsp_ggml_ replaced by ggspec_.
- * The scheduler, graph plans, graph_compute, graph_copy and compare_graph_backend belong to
- * later areas and are not declared here yet.
+ * The scheduler belongs to a later area and is not declared here yet.
  */
 #pragma once
 
@@ -60,6 +59,13 @@ void ggspec_backend_tensor_set(      struct ggspec_tensor * tensor, const void *
 void ggspec_backend_tensor_get(const struct ggspec_tensor * tensor,       void * data, size_t offset, size_t size);
 
 void ggspec_backend_synchronize(ggspec_backend_t backend);
+
+/* graphs (no implicit synchronize) */
+ggspec_backend_graph_plan_t ggspec_backend_graph_plan_create (ggspec_backend_t backend, struct ggspec_cgraph * cgraph);
+void                        ggspec_backend_graph_plan_free   (ggspec_backend_t backend, ggspec_backend_graph_plan_t plan);
+void                        ggspec_backend_graph_plan_compute(ggspec_backend_t backend, ggspec_backend_graph_plan_t plan);
+bool                        ggspec_backend_graph_compute     (ggspec_backend_t backend, struct ggspec_cgraph * cgraph);
+
 bool ggspec_backend_supports_op(ggspec_backend_t backend, const struct ggspec_tensor * op);
 
 /* copies between tensors, possibly in different backends' buffers */
@@ -87,10 +93,35 @@ void ggspec_backend_tensor_alloc(ggspec_backend_buffer_t buffer, struct ggspec_t
 void ggspec_backend_view_init(ggspec_backend_buffer_t buffer, struct ggspec_tensor * tensor);
 
 /*
+ * Copying a graph onto another backend (graph_copy.c): every node, and every tensor they
+ * reach, gets a copy with the same layout; non-views are allocated in one new buffer of the
+ * backend and their bytes copied, views are initialised through their copied view_src. On
+ * failure all four fields are NULL.
+ */
+struct ggspec_backend_graph_copy {
+    ggspec_backend_buffer_t buffer;
+    struct ggspec_context * ctx_allocated;
+    struct ggspec_context * ctx_unallocated;
+    struct ggspec_cgraph *  graph;
+};
+
+struct ggspec_backend_graph_copy ggspec_backend_graph_copy(ggspec_backend_t backend, struct ggspec_cgraph * graph);
+void                             ggspec_backend_graph_copy_free(struct ggspec_backend_graph_copy copy);
+
+/* called for each node that is not a view operation; returning false stops the comparison */
+typedef bool (*ggspec_backend_eval_callback)(int node_index, struct ggspec_tensor * t1, struct ggspec_tensor * t2, void * user_data);
+
+/* compute graph on backend1 and a copy of it on backend2 node by node, calling back after each */
+bool ggspec_backend_compare_graph_backend(ggspec_backend_t backend1, ggspec_backend_t backend2, struct ggspec_cgraph * graph,
+                                          ggspec_backend_eval_callback callback, void * user_data);
+
+/*
  * ggspec extensions (no rc.8 counterpart): read-only looks at state that rc.8 keeps private,
  * for the conformance suite.
  */
-int ggspec_backend_cpu_get_n_threads(ggspec_backend_t backend_cpu);
+int    ggspec_backend_cpu_get_n_threads(ggspec_backend_t backend_cpu);
+/* bytes of the CPU backend's graph_compute work buffer (grows, never shrinks) */
+size_t ggspec_backend_cpu_work_size(ggspec_backend_t backend_cpu);
 
 #ifdef __cplusplus
 }

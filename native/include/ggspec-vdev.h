@@ -8,6 +8,9 @@
  * shim compiled against another ggml-backend build, the includer defines VD(x) to that
  * build's prefix (say wsp_ggml_##x) and includes that build's ggml-backend-impl.h first;
  * the vdev's own functions keep their ggspec_vdev_ names in both cases.
+ *
+ * Graphs run on the device through the host build's own CPU backend, on shadow tensors that
+ * point into the device storage, in the device's submission order (see vdev.c).
  */
 #pragma once
 
@@ -48,6 +51,8 @@ size_t ggspec_vdev_pending(VD(backend_t) b);
 /* how often a buffer's init_tensor / reset entries were called */
 size_t ggspec_vdev_init_tensor_calls(VD(backend_buffer_t) buf);
 size_t ggspec_vdev_reset_calls(VD(backend_buffer_t) buf);
+/* how many graphs the device has computed (queued graphs count once they have run) */
+size_t ggspec_vdev_graphs_run(VD(backend_t) b);
 
 #ifdef __cplusplus
 }

@@ -144,7 +144,7 @@ enum ggspec_op {
 
 struct ggspec_backend_buffer;
 struct ggspec_context;
-struct ggspec_cgraph; /* defined by the graph area, which comes later */
+struct ggspec_cgraph; /* defined below, with the graph functions */
 
 /*
  * A tensor: shape (ne, elements per dimension), strides (nb, bytes per step in each
@@ -236,6 +236,195 @@ struct ggspec_tensor * ggspec_view_3d(struct ggspec_context * ctx, struct ggspec
 struct ggspec_tensor * ggspec_view_4d(struct ggspec_context * ctx, struct ggspec_tensor * a,
                                       int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3,
                                       size_t nb1, size_t nb2, size_t nb3, size_t offset);
+
+/*
+ * Graphs (graph.c). A graph lists the tensors needed to compute its outputs: nodes (tensors
+ * made by an operation, and parameters) in an order where every node comes after its sources,
+ * and leafs (tensors without an operation: inputs, weights, constants). Field names and order
+ * are rc.8's.
+ */
+#define GGSPEC_DEFAULT_GRAPH_SIZE 2048
+
+/* what ggspec_hash_find / _insert return instead of an index */
+#define GGSPEC_HASHTABLE_FULL           ((size_t)-1)
+#define GGSPEC_HASHTABLE_ALREADY_EXISTS ((size_t)-2)
+
+enum ggspec_cgraph_eval_order {
+    GGSPEC_CGRAPH_EVAL_ORDER_LEFT_TO_RIGHT = 0,
+    GGSPEC_CGRAPH_EVAL_ORDER_RIGHT_TO_LEFT,
+    GGSPEC_CGRAPH_EVAL_ORDER_COUNT
+};
+
+/* an open-addressing set of tensor pointers (linear probing; keys[i] == NULL is a free slot) */
+struct ggspec_hash_set {
+    size_t                  size;
+    struct ggspec_tensor ** keys;
+};
+
+struct ggspec_cgraph {
+    int size;    /* capacity of nodes / leafs (0 for a view) */
+    int n_nodes;
+    int n_leafs;
+
+    struct ggspec_tensor ** nodes;
+    struct ggspec_tensor ** grads; /* NULL unless created with grads */
+    struct ggspec_tensor ** leafs;
+
+    struct ggspec_hash_set visited_hash_table; /* every tensor the graph has visited */
+
+    enum ggspec_cgraph_eval_order order;
+
+    int     perf_runs;
+    int64_t perf_cycles;
+    int64_t perf_time_us;
+};
+
+void                   ggspec_build_forward_expand(struct ggspec_cgraph * cgraph, struct ggspec_tensor * tensor);
+
+struct ggspec_cgraph * ggspec_new_graph         (struct ggspec_context * ctx); /* size GGSPEC_DEFAULT_GRAPH_SIZE, no grads */
+struct ggspec_cgraph * ggspec_new_graph_custom  (struct ggspec_context * ctx, size_t size, bool grads);
+struct ggspec_cgraph * ggspec_graph_dup         (struct ggspec_context * ctx, struct ggspec_cgraph * cgraph);
+struct ggspec_cgraph   ggspec_graph_view        (struct ggspec_cgraph * cgraph, int i0, int i1);
+void                   ggspec_graph_cpy         (struct ggspec_cgraph * src, struct ggspec_cgraph * dst);
+void                   ggspec_graph_clear       (struct ggspec_cgraph * cgraph);
+struct ggspec_tensor * ggspec_graph_get_tensor  (struct ggspec_cgraph * cgraph, const char * name);
+
+size_t ggspec_graph_overhead(void);
+size_t ggspec_graph_overhead_custom(size_t size, bool grads);
+
+/* the hash sets graphs and allocators use (ggml-impl.h in rc.8) */
+struct ggspec_hash_set ggspec_hash_set_new(size_t size);
+bool   ggspec_hash_contains      (const struct ggspec_hash_set hash_set, struct ggspec_tensor * key);
+size_t ggspec_hash_find          (const struct ggspec_hash_set hash_set, struct ggspec_tensor * key);
+size_t ggspec_hash_insert        (      struct ggspec_hash_set hash_set, struct ggspec_tensor * key);
+size_t ggspec_hash_find_or_insert(      struct ggspec_hash_set hash_set, struct ggspec_tensor * key);
+/* static in rc.8, public here: the table size used for at least min_sz keys, and freeing a set */
+size_t ggspec_hash_size(size_t min_sz);
+void   ggspec_hash_set_free(struct ggspec_hash_set hash_set);
+
+/*
+ * Computing a graph on the CPU (ops.c): ggspec_graph_plan says how much work memory the
+ * graph needs with n_threads threads; the caller provides it in work_data.
+ */
+struct ggspec_cplan {
+    size_t    work_size;
+    uint8_t * work_data;
+
+    int n_threads;
+
+    /* when it returns true, ggspec_graph_compute stops before the next node */
+    bool (*abort_callback)(void * data);
+    void * abort_callback_data;
+};
+
+#define GGSPEC_EXIT_SUCCESS 0
+#define GGSPEC_EXIT_ABORTED 1
+
+struct ggspec_cplan ggspec_graph_plan   (const struct ggspec_cgraph * cgraph, int n_threads);
+int                 ggspec_graph_compute(struct ggspec_cgraph * cgraph, struct ggspec_cplan * cplan);
+
+/*
+ * Operations (ops.c). Each returns a new tensor whose op, op_params and src describe the
+ * computation; nothing is computed until a graph holding it is. The _inplace variants return
+ * a view of their first operand. UNARY keeps its enum ggspec_unary_op in op_params[0].
+ */
+enum ggspec_unary_op {
+    GGSPEC_UNARY_OP_ABS,
+    GGSPEC_UNARY_OP_SGN,
+    GGSPEC_UNARY_OP_NEG,
+    GGSPEC_UNARY_OP_STEP,
+    GGSPEC_UNARY_OP_TANH,
+    GGSPEC_UNARY_OP_ELU,
+    GGSPEC_UNARY_OP_RELU,
+    GGSPEC_UNARY_OP_GELU,
+    GGSPEC_UNARY_OP_GELU_QUICK,
+    GGSPEC_UNARY_OP_SILU,
+
+    GGSPEC_UNARY_OP_COUNT,
+};
+
+/* tensor shape helpers */
+int64_t ggspec_nelements     (const struct ggspec_tensor * tensor);
+int64_t ggspec_nrows         (const struct ggspec_tensor * tensor);
+bool    ggspec_is_contiguous (const struct ggspec_tensor * tensor);
+bool    ggspec_is_transposed (const struct ggspec_tensor * tensor);
+bool    ggspec_is_permuted   (const struct ggspec_tensor * tensor);
+bool    ggspec_are_same_shape(const struct ggspec_tensor * t0, const struct ggspec_tensor * t1);
+const char *         ggspec_op_name(enum ggspec_op op);
+const char *         ggspec_unary_op_name(enum ggspec_unary_op op);
+enum ggspec_unary_op ggspec_get_unary_op(const struct ggspec_tensor * tensor);
+
+struct ggspec_tensor * ggspec_dup_tensor (struct ggspec_context * ctx, const struct ggspec_tensor * src);
+struct ggspec_tensor * ggspec_view_tensor(struct ggspec_context * ctx, struct ggspec_tensor * src);
+struct ggspec_tensor * ggspec_format_name(struct ggspec_tensor * tensor, const char * fmt, ...);
+
+/* marks a tensor as a parameter: it gets a gradient tensor and is a node of graphs, not a leaf */
+void ggspec_set_param(struct ggspec_context * ctx, struct ggspec_tensor * tensor);
+
+struct ggspec_tensor * ggspec_dup          (struct ggspec_context * ctx, struct ggspec_tensor * a);
+struct ggspec_tensor * ggspec_dup_inplace  (struct ggspec_context * ctx, struct ggspec_tensor * a);
+struct ggspec_tensor * ggspec_add          (struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * b);
+struct ggspec_tensor * ggspec_add_inplace  (struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * b);
+struct ggspec_tensor * ggspec_mul          (struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * b);
+struct ggspec_tensor * ggspec_mul_inplace  (struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * b);
+struct ggspec_tensor * ggspec_scale        (struct ggspec_context * ctx, struct ggspec_tensor * a, float s);
+struct ggspec_tensor * ggspec_scale_inplace(struct ggspec_context * ctx, struct ggspec_tensor * a, float s);
+struct ggspec_tensor * ggspec_mul_mat      (struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * b);
+struct ggspec_tensor * ggspec_cpy          (struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * b);
+struct ggspec_tensor * ggspec_cont         (struct ggspec_context * ctx, struct ggspec_tensor * a);
+
+struct ggspec_tensor * ggspec_reshape   (struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * b);
+struct ggspec_tensor * ggspec_reshape_1d(struct ggspec_context * ctx, struct ggspec_tensor * a, int64_t ne0);
+struct ggspec_tensor * ggspec_reshape_2d(struct ggspec_context * ctx, struct ggspec_tensor * a, int64_t ne0, int64_t ne1);
+struct ggspec_tensor * ggspec_reshape_3d(struct ggspec_context * ctx, struct ggspec_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2);
+struct ggspec_tensor * ggspec_reshape_4d(struct ggspec_context * ctx, struct ggspec_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3);
+struct ggspec_tensor * ggspec_permute   (struct ggspec_context * ctx, struct ggspec_tensor * a, int axis0, int axis1, int axis2, int axis3);
+struct ggspec_tensor * ggspec_transpose (struct ggspec_context * ctx, struct ggspec_tensor * a);
+struct ggspec_tensor * ggspec_get_rows  (struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * b);
+
+struct ggspec_tensor * ggspec_norm            (struct ggspec_context * ctx, struct ggspec_tensor * a, float eps);
+struct ggspec_tensor * ggspec_norm_inplace    (struct ggspec_context * ctx, struct ggspec_tensor * a, float eps);
+struct ggspec_tensor * ggspec_soft_max        (struct ggspec_context * ctx, struct ggspec_tensor * a);
+struct ggspec_tensor * ggspec_soft_max_inplace(struct ggspec_context * ctx, struct ggspec_tensor * a);
+struct ggspec_tensor * ggspec_soft_max_ext    (struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * mask, float scale);
+
+struct ggspec_tensor * ggspec_unary        (struct ggspec_context * ctx, struct ggspec_tensor * a, enum ggspec_unary_op op);
+struct ggspec_tensor * ggspec_unary_inplace(struct ggspec_context * ctx, struct ggspec_tensor * a, enum ggspec_unary_op op);
+struct ggspec_tensor * ggspec_gelu         (struct ggspec_context * ctx, struct ggspec_tensor * a);
+struct ggspec_tensor * ggspec_gelu_inplace (struct ggspec_context * ctx, struct ggspec_tensor * a);
+struct ggspec_tensor * ggspec_silu         (struct ggspec_context * ctx, struct ggspec_tensor * a);
+struct ggspec_tensor * ggspec_silu_inplace (struct ggspec_context * ctx, struct ggspec_tensor * a);
+
+/*
+ * Half precision and quantization (quants.c). fp16 values are IEEE binary16 bit patterns;
+ * fp32 -> fp16 rounds to nearest, ties to even. Q4_0 and Q8_0 blocks hold 32 values: an fp16
+ * scale d, then 16 bytes of 4-bit codes (value = (code - 8) * d; byte j holds elements j and
+ * j + 16 in its low and high nibble) or 32 signed bytes (value = q * d).
+ */
+typedef uint16_t ggspec_fp16_t;
+
+#define GGSPEC_QK4_0 32
+#define GGSPEC_QK8_0 32
+
+float         ggspec_fp16_to_fp32(ggspec_fp16_t x);
+ggspec_fp16_t ggspec_fp32_to_fp16(float x);
+void          ggspec_fp16_to_fp32_row(const ggspec_fp16_t * x, float * y, int n);
+void          ggspec_fp32_to_fp16_row(const float * x, ggspec_fp16_t * y, int n);
+
+/* one row of k values (k a multiple of 32), rc.8's reference rounding; y points at blocks */
+void ggspec_quantize_row_q4_0_reference(const float * x, void * y, int k);
+void ggspec_quantize_row_q8_0_reference(const float * x, void * y, int k);
+void ggspec_dequantize_row_q4_0(const void * x, float * y, int k);
+void ggspec_dequantize_row_q8_0(const void * x, float * y, int k);
+
+/* n values in rows of k; hist (16 counters, may be NULL here) counts the codes made */
+size_t ggspec_quantize_q4_0(const float * src, void * dst, int n, int k, int64_t * hist);
+size_t ggspec_quantize_q8_0(const float * src, void * dst, int n, int k, int64_t * hist);
+
+bool   ggspec_quantize_requires_imatrix(enum ggspec_type type);
+/* quantize nrows rows of n_per_row values from src + start into their place in dst */
+size_t ggspec_quantize_chunk(enum ggspec_type type, const float * src, void * dst, int start,
+                             int nrows, int n_per_row, int64_t * hist, const float * imatrix);
 
 #ifdef __cplusplus
 }

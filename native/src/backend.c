@@ -4,6 +4,8 @@
  */
 #include "ggspec-backend-impl.h"
 
+#include "assert.h"
+
 const char * ggspec_backend_name(ggspec_backend_t backend) {
     if (backend == NULL) {
         return "NULL";
@@ -38,4 +40,29 @@ void ggspec_backend_synchronize(ggspec_backend_t backend) {
 
 bool ggspec_backend_supports_op(ggspec_backend_t backend, const struct ggspec_tensor * op) {
     return backend->iface.supports_op(backend, op);
+}
+
+/*
+ * Graphs: plain dispatch, no implicit synchronize (a backend with a queue may still be working
+ * when these return). rc.8 calls the entry unchecked, so a backend without one crashes there;
+ * ggspec aborts with a message instead.
+ */
+ggspec_backend_graph_plan_t ggspec_backend_graph_plan_create(ggspec_backend_t backend, struct ggspec_cgraph * cgraph) {
+    GGSPEC_ASSERT(backend->iface.graph_plan_create != NULL, "backend->iface.graph_plan_create != NULL");
+    return backend->iface.graph_plan_create(backend, cgraph);
+}
+
+void ggspec_backend_graph_plan_free(ggspec_backend_t backend, ggspec_backend_graph_plan_t plan) {
+    GGSPEC_ASSERT(backend->iface.graph_plan_free != NULL, "backend->iface.graph_plan_free != NULL");
+    backend->iface.graph_plan_free(backend, plan);
+}
+
+void ggspec_backend_graph_plan_compute(ggspec_backend_t backend, ggspec_backend_graph_plan_t plan) {
+    GGSPEC_ASSERT(backend->iface.graph_plan_compute != NULL, "backend->iface.graph_plan_compute != NULL");
+    backend->iface.graph_plan_compute(backend, plan);
+}
+
+bool ggspec_backend_graph_compute(ggspec_backend_t backend, struct ggspec_cgraph * cgraph) {
+    GGSPEC_ASSERT(backend->iface.graph_compute != NULL, "backend->iface.graph_compute != NULL");
+    return backend->iface.graph_compute(backend, cgraph);
 }

@@ -1,6 +1,7 @@
 /*
  * cpu.c - the CPU backend: host-memory buffers (malloc'd, or wrapping caller memory) and a
- * backend without any asynchronous entries.
+ * backend without any asynchronous entries that computes graphs with ops.c's executor on
+ * n_threads threads.
  */
 #include "ggspec-backend-impl.h"
 
@@ -144,7 +145,7 @@ ggspec_backend_buffer_t ggspec_backend_cpu_buffer_from_ptr(void * ptr, size_t si
 
 struct cpu_backend_context {
     int    n_threads;
-    void * work_data; /* scratch for graph computation (used by the graph area, later) */
+    void * work_data; /* graph_compute's work buffer: grows when a graph needs more, then reused */
     size_t work_size;
 };
 
@@ -179,6 +180,63 @@ static bool cpu_backend_supports_op(ggspec_backend_t backend, const struct ggspe
     }
 }
 
+/*
+ * Graphs. A plan holds a shallow copy of the graph struct (the node array is the caller's, as
+ * in rc.8) and a work buffer of its own; graph_compute uses the backend's work buffer, which
+ * only ever grows.
+ */
+struct cpu_plan {
+    struct ggspec_cplan  cplan;
+    struct ggspec_cgraph cgraph;
+};
+
+static ggspec_backend_graph_plan_t cpu_backend_graph_plan_create(ggspec_backend_t backend, const struct ggspec_cgraph * cgraph) {
+    const struct cpu_backend_context * ctx = backend->context;
+    struct cpu_plan * plan = malloc(sizeof(*plan));
+    GGSPEC_ASSERT(plan != NULL, "cpu_plan != NULL");
+
+    plan->cplan  = ggspec_graph_plan(cgraph, ctx->n_threads);
+    plan->cgraph = *cgraph;
+    if (plan->cplan.work_size > 0) {
+        plan->cplan.work_data = malloc(plan->cplan.work_size);
+        GGSPEC_ASSERT(plan->cplan.work_data != NULL, "cpu_plan->cplan.work_data != NULL");
+    }
+    return plan;
+}
+
+static void cpu_backend_graph_plan_free(ggspec_backend_t backend, ggspec_backend_graph_plan_t plan) {
+    GGSPEC_UNUSED(backend);
+    struct cpu_plan * p = plan;
+    free(p->cplan.work_data);
+    free(p);
+}
+
+static void cpu_backend_graph_plan_compute(ggspec_backend_t backend, ggspec_backend_graph_plan_t plan) {
+    GGSPEC_UNUSED(backend);
+    struct cpu_plan * p = plan;
+    ggspec_graph_compute(&p->cgraph, &p->cplan);
+}
+
+static bool cpu_backend_graph_compute(ggspec_backend_t backend, struct ggspec_cgraph * cgraph) {
+    struct cpu_backend_context * ctx = backend->context;
+    struct ggspec_cplan cplan = ggspec_graph_plan(cgraph, ctx->n_threads);
+
+    if (ctx->work_size < cplan.work_size) {
+        void * grown = realloc(ctx->work_data, cplan.work_size);
+        GGSPEC_ASSERT(grown != NULL, "cpu_ctx->work_data != NULL");
+        ctx->work_data = grown;
+        ctx->work_size = cplan.work_size;
+    }
+    cplan.work_data = ctx->work_data;
+    /* the whole buffer is the work area: a larger one left by an earlier graph is fine */
+    if (cplan.work_size > 0) {
+        cplan.work_size = ctx->work_size;
+    }
+
+    ggspec_graph_compute(cgraph, &cplan);
+    return true;
+}
+
 static const struct ggspec_backend_i cpu_backend_iface = {
     .get_name                = cpu_backend_name,
     .free                    = cpu_backend_free,
@@ -187,10 +245,10 @@ static const struct ggspec_backend_i cpu_backend_iface = {
     .get_tensor_async        = NULL,
     .cpy_tensor_async        = NULL,
     .synchronize             = NULL,
-    .graph_plan_create       = NULL, /* the graph entries come with the graph area */
-    .graph_plan_free         = NULL,
-    .graph_plan_compute      = NULL,
-    .graph_compute           = NULL,
+    .graph_plan_create       = cpu_backend_graph_plan_create,
+    .graph_plan_free         = cpu_backend_graph_plan_free,
+    .graph_plan_compute      = cpu_backend_graph_plan_compute,
+    .graph_compute           = cpu_backend_graph_compute,
     .supports_op             = cpu_backend_supports_op,
 };
 
@@ -220,4 +278,11 @@ int ggspec_backend_cpu_get_n_threads(ggspec_backend_t backend_cpu) {
     GGSPEC_ASSERT(ggspec_backend_is_cpu(backend_cpu), "ggml_backend_is_cpu(backend_cpu)");
     const struct cpu_backend_context * ctx = backend_cpu->context;
     return ctx->n_threads;
+}
+
+/* test hook (ggspec extension): the current size of the backend's graph_compute work buffer */
+size_t ggspec_backend_cpu_work_size(ggspec_backend_t backend_cpu) {
+    GGSPEC_ASSERT(ggspec_backend_is_cpu(backend_cpu), "ggml_backend_is_cpu(backend_cpu)");
+    const struct cpu_backend_context * ctx = backend_cpu->context;
+    return ctx->work_size;
 }

@@ -17,12 +17,14 @@
 #include <string.h>
 
 #include "assert.h"
+#include "internal.h"
 
 struct record {
-    size_t          offs; /* where the tensor starts, from the pool's start */
-    size_t          size; /* bytes after the header: tensor + data, padded */
+    size_t          offs; /* where the object starts, from the pool's start */
+    size_t          size; /* bytes after the header: tensor + data, or a graph, padded */
     struct record * next;
-    char            pad[8];
+    int             kind; /* enum ggspec_object_kind: tensors are walked, graphs skipped */
+    char            pad[4];
 };
 
 _Static_assert(sizeof(struct record) % GGSPEC_MEM_ALIGN == 0, "record header must keep alignment");
@@ -87,17 +89,29 @@ bool ggspec_get_no_alloc(const struct ggspec_context * ctx) {
     return ctx->no_alloc;
 }
 
+/* the first tensor record at or after rec (graphs and other objects are skipped) */
+static struct ggspec_tensor * tensor_from(const struct ggspec_context * ctx, const struct record * rec) {
+    while (rec != NULL && rec->kind != GGSPEC_OBJECT_KIND_TENSOR) {
+        rec = rec->next;
+    }
+    return rec == NULL ? NULL : (struct ggspec_tensor *)((char *)ctx->mem_buffer + rec->offs);
+}
+
 struct ggspec_tensor * ggspec_get_first_tensor(const struct ggspec_context * ctx) {
-    return ctx->first == NULL ? NULL : (struct ggspec_tensor *)((char *)ctx->mem_buffer + ctx->first->offs);
+    return tensor_from(ctx, ctx->first);
 }
 
 struct ggspec_tensor * ggspec_get_next_tensor(const struct ggspec_context * ctx, struct ggspec_tensor * tensor) {
     const struct record * rec = (const struct record *)((char *)tensor - sizeof(struct record));
-    return rec->next == NULL ? NULL : (struct ggspec_tensor *)((char *)ctx->mem_buffer + rec->next->offs);
+    return tensor_from(ctx, rec->next);
+}
+
+size_t ggspec_internal_object_overhead(void) {
+    return sizeof(struct record);
 }
 
 /* reserve a record of `size` bytes (after its header) at the end of the pool */
-static void * pool_take(struct ggspec_context * ctx, size_t size) {
+static void * pool_take(struct ggspec_context * ctx, enum ggspec_object_kind kind, size_t size) {
     const size_t start  = ggspec_used_mem(ctx);
     const size_t padded = pad_to(size, GGSPEC_MEM_ALIGN);
 
@@ -105,7 +119,7 @@ static void * pool_take(struct ggspec_context * ctx, size_t size) {
                   "not enough space in the context's memory pool");
 
     struct record * rec = (struct record *)((char *)ctx->mem_buffer + start);
-    *rec = (struct record) { .offs = start + sizeof(struct record), .size = padded, .next = NULL };
+    *rec = (struct record) { .offs = start + sizeof(struct record), .size = padded, .next = NULL, .kind = (int)kind };
     if (ctx->last != NULL) {
         ctx->last->next = rec;
     } else {
@@ -140,11 +154,15 @@ static void format_name(struct ggspec_tensor * tensor, const char * fmt, ...) {
     va_end(ap);
 }
 
+void * ggspec_internal_new_object(struct ggspec_context * ctx, enum ggspec_object_kind kind, size_t size) {
+    return pool_take(ctx, kind, size);
+}
+
 /*
  * Create a tensor of n_dims dimensions. With view_src set, the tensor is a view at byte
  * view_offs of view_src; a view of a view is re-rooted to the root tensor.
  */
-static struct ggspec_tensor * new_tensor_impl(struct ggspec_context * ctx, enum ggspec_type type,
+struct ggspec_tensor * ggspec_internal_new_tensor(struct ggspec_context * ctx, enum ggspec_type type,
                                               int n_dims, const int64_t * ne,
                                               struct ggspec_tensor * view_src, size_t view_offs) {
     GGSPEC_ASSERT(n_dims >= 1 && n_dims <= GGSPEC_MAX_DIMS, "n_dims >= 1 && n_dims <= GGML_MAX_DIMS");
@@ -171,7 +189,7 @@ static struct ggspec_tensor * new_tensor_impl(struct ggspec_context * ctx, enum 
     /* a context that allocates gives a new (non-view) tensor its bytes right after it */
     const size_t own_data = (view_src == NULL && !ctx->no_alloc) ? data_size : 0;
 
-    struct ggspec_tensor * t = pool_take(ctx, sizeof(struct ggspec_tensor) + own_data);
+    struct ggspec_tensor * t = pool_take(ctx, GGSPEC_OBJECT_KIND_TENSOR, sizeof(struct ggspec_tensor) + own_data);
     memset(t, 0, sizeof(*t));
 
     t->type      = type;
@@ -195,31 +213,31 @@ static struct ggspec_tensor * new_tensor_impl(struct ggspec_context * ctx, enum 
 
 struct ggspec_tensor * ggspec_new_tensor(struct ggspec_context * ctx, enum ggspec_type type,
                                          int n_dims, const int64_t * ne) {
-    return new_tensor_impl(ctx, type, n_dims, ne, NULL, 0);
+    return ggspec_internal_new_tensor(ctx, type, n_dims, ne, NULL, 0);
 }
 
 struct ggspec_tensor * ggspec_new_tensor_1d(struct ggspec_context * ctx, enum ggspec_type type,
                                             int64_t ne0) {
     const int64_t ne[1] = { ne0 };
-    return new_tensor_impl(ctx, type, 1, ne, NULL, 0);
+    return ggspec_internal_new_tensor(ctx, type, 1, ne, NULL, 0);
 }
 
 struct ggspec_tensor * ggspec_new_tensor_2d(struct ggspec_context * ctx, enum ggspec_type type,
                                             int64_t ne0, int64_t ne1) {
     const int64_t ne[2] = { ne0, ne1 };
-    return new_tensor_impl(ctx, type, 2, ne, NULL, 0);
+    return ggspec_internal_new_tensor(ctx, type, 2, ne, NULL, 0);
 }
 
 struct ggspec_tensor * ggspec_new_tensor_3d(struct ggspec_context * ctx, enum ggspec_type type,
                                             int64_t ne0, int64_t ne1, int64_t ne2) {
     const int64_t ne[3] = { ne0, ne1, ne2 };
-    return new_tensor_impl(ctx, type, 3, ne, NULL, 0);
+    return ggspec_internal_new_tensor(ctx, type, 3, ne, NULL, 0);
 }
 
 struct ggspec_tensor * ggspec_new_tensor_4d(struct ggspec_context * ctx, enum ggspec_type type,
                                             int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3) {
     const int64_t ne[4] = { ne0, ne1, ne2, ne3 };
-    return new_tensor_impl(ctx, type, 4, ne, NULL, 0);
+    return ggspec_internal_new_tensor(ctx, type, 4, ne, NULL, 0);
 }
 
 const char * ggspec_get_name(const struct ggspec_tensor * tensor) {
@@ -244,10 +262,11 @@ struct ggspec_tensor * ggspec_set_name(struct ggspec_tensor * tensor, const char
  */
 static struct ggspec_tensor * view_impl(struct ggspec_context * ctx, struct ggspec_tensor * a,
                                         int n_dims, const int64_t * ne, size_t offset) {
-    struct ggspec_tensor * v = new_tensor_impl(ctx, a->type, n_dims, ne, a, offset);
+    struct ggspec_tensor * v = ggspec_internal_new_tensor(ctx, a->type, n_dims, ne, a, offset);
     format_name(v, "%s (view)", a->name);
     memcpy(v->op_params, &offset, sizeof(offset));
     v->op     = GGSPEC_OP_VIEW;
+    v->grad   = a->grad != NULL ? ggspec_dup_tensor(ctx, v) : NULL; /* a view of a parameter is a node */
     v->src[0] = a;
     return v;
 }

@@ -20,6 +20,15 @@
  *
  * Everything of the host ggml-backend is reached through VD()/VDU() (vdev-prefix.h), so this
  * file also builds as a shim against another ggml-backend's headers.
+ *
+ * Graphs are computed "on the device" by the host ggml-backend's own CPU backend, run on
+ * shadow tensors: at submission, every node and source of the graph is copied with its data
+ * pointer translated from the device address to the same bytes in storage (which is host
+ * memory) and its sources pointed at the shadows. The shadow graph is one queue operation,
+ * run in submission order like everything else: at once on an eager device, at synchronize on
+ * a lazy one. Natively that CPU backend is ggspec's; as a shim it is the target's, so the
+ * kernels are always those of the build under test. Each device keeps one such CPU backend
+ * (one thread), created on its first graph.
  */
 #define _DEFAULT_SOURCE
 
@@ -39,12 +48,14 @@ typedef VD(backend_buffer_type_t) buft_t;
 typedef struct VD(tensor)         tensor_t;
 
 enum vdev_op_kind {
-    VDEV_OP_SET, /* host -> device */
-    VDEV_OP_GET, /* device -> host */
-    VDEV_OP_CPY, /* device -> device */
+    VDEV_OP_SET,   /* host -> device */
+    VDEV_OP_GET,   /* device -> host */
+    VDEV_OP_CPY,   /* device -> device */
+    VDEV_OP_GRAPH, /* compute a captured graph */
 };
 
 struct vdev_buffer;
+struct vdev_graph;
 
 struct vdev_op {
     enum vdev_op_kind    kind;
@@ -55,6 +66,7 @@ struct vdev_op {
     const void *         host_src; /* SET */
     void *               host_dst; /* GET */
     size_t               size;
+    struct vdev_graph *  graph;    /* GRAPH (owned by the operation) */
 };
 
 struct vdev_device {
@@ -64,6 +76,8 @@ struct vdev_device {
     struct vdev_op *               queue;
     size_t                         queue_len;
     size_t                         queue_cap;
+    backend_t                      cpu;    /* computes this device's graphs; made on first use */
+    size_t                         graphs_run;
     struct vdev_device *           next;   /* the list of all devices */
 };
 
@@ -89,7 +103,13 @@ static void vdev_check(bool cond, const char * what) {
 
 /* the queue */
 
+static void run_graph(struct vdev_graph * g);
+
 static void run_op(const struct vdev_op * op) {
+    if (op->kind == VDEV_OP_GRAPH) {
+        run_graph(op->graph);
+        return;
+    }
     if (op->size == 0) {
         return;
     }
@@ -102,6 +122,8 @@ static void run_op(const struct vdev_op * op) {
             break;
         case VDEV_OP_CPY:
             memmove(op->dst->storage + op->dst_offs, op->src->storage + op->src_offs, op->size);
+            break;
+        case VDEV_OP_GRAPH:
             break;
     }
 }
@@ -364,6 +386,125 @@ static bool vdev_backend_supports_op(backend_t backend, const tensor_t * op) {
     return code < 128 && ((dev->params.ops_mask[code / 64] >> (code % 64)) & 1u) != 0;
 }
 
+/* graphs */
+
+#ifndef VDEV_MAX_SRC
+#define VDEV_MAX_SRC 10 /* GGML_MAX_SRC in rc.8 and in ggspec */
+#endif
+
+typedef struct VD(cgraph) cgraph_t;
+
+/* a graph captured at submission: per node, the node's shadow followed by its sources' */
+struct vdev_graph {
+    struct vdev_device * dev;
+    int                  n_nodes;
+    tensor_t *           shadows; /* n_nodes * (1 + VDEV_MAX_SRC) */
+    tensor_t **          nodes;   /* n_nodes pointers into shadows */
+};
+
+/* the shadow of t: its fields, with data pointing at the same bytes in storage */
+static void make_shadow(const struct vdev_device * dev, const tensor_t * t, tensor_t * shadow) {
+    *shadow = *t;
+    struct vdev_buffer * vb = tensor_buffer_on(dev, t);
+    vdev_check(vb != NULL, "graph_compute: a tensor of the graph is not in a buffer of this device");
+    vdev_check(t->data != NULL, "graph_compute: a tensor of the graph is not allocated");
+    shadow->data     = vb->storage + locate(vb, t, 0, VD(nbytes)(t));
+    shadow->buffer   = NULL;
+    shadow->view_src = NULL;
+    shadow->grad     = NULL;
+    for (int j = 0; j < VDEV_MAX_SRC; j++) {
+        shadow->src[j] = NULL;
+    }
+}
+
+static struct vdev_graph * capture_graph(struct vdev_device * dev, const cgraph_t * cgraph) {
+    const int n = cgraph->n_nodes;
+    struct vdev_graph * g = calloc(1, sizeof(*g));
+    vdev_check(g != NULL, "out of memory for a graph");
+    g->dev     = dev;
+    g->n_nodes = n;
+    g->shadows = calloc((size_t)(n > 0 ? n : 1) * (1 + VDEV_MAX_SRC), sizeof(tensor_t));
+    g->nodes   = calloc((size_t)(n > 0 ? n : 1), sizeof(tensor_t *));
+    vdev_check(g->shadows != NULL && g->nodes != NULL, "out of memory for a graph");
+
+    for (int i = 0; i < n; i++) {
+        const tensor_t * node = cgraph->nodes[i];
+        tensor_t * block = g->shadows + (size_t)i * (1 + VDEV_MAX_SRC);
+        make_shadow(dev, node, &block[0]);
+        for (int j = 0; j < VDEV_MAX_SRC; j++) {
+            if (node->src[j] != NULL) {
+                make_shadow(dev, node->src[j], &block[1 + j]);
+                block[0].src[j] = &block[1 + j];
+            }
+        }
+        g->nodes[i] = &block[0];
+    }
+    return g;
+}
+
+static void run_graph(struct vdev_graph * g) {
+    struct vdev_device * dev = g->dev;
+    if (dev->cpu == NULL) {
+        dev->cpu = VD(backend_cpu_init)();
+        vdev_check(dev->cpu != NULL, "graph_compute: no CPU backend to compute with");
+        VD(backend_cpu_set_n_threads)(dev->cpu, 1);
+    }
+    cgraph_t view;
+    memset(&view, 0, sizeof(view));
+    view.size    = g->n_nodes;
+    view.n_nodes = g->n_nodes;
+    view.nodes   = g->nodes;
+    VD(backend_graph_compute)(dev->cpu, &view);
+    dev->graphs_run++;
+
+    free(g->shadows);
+    free(g->nodes);
+    free(g);
+}
+
+static bool vdev_backend_graph_compute(backend_t backend, cgraph_t * cgraph) {
+    struct vdev_device * dev = backend->context;
+    struct vdev_graph * g = capture_graph(dev, cgraph);
+    submit(dev, (struct vdev_op) { .kind = VDEV_OP_GRAPH, .graph = g });
+    return true;
+}
+
+/* a plan keeps its own copy of the node list; computing it submits that list as a graph */
+struct vdev_plan {
+    int         n_nodes;
+    tensor_t ** nodes;
+};
+
+static VD(backend_graph_plan_t) vdev_backend_graph_plan_create(backend_t backend, const cgraph_t * cgraph) {
+    (void)backend;
+    struct vdev_plan * plan = calloc(1, sizeof(*plan));
+    vdev_check(plan != NULL, "out of memory for a plan");
+    plan->n_nodes = cgraph->n_nodes;
+    plan->nodes   = calloc((size_t)(cgraph->n_nodes > 0 ? cgraph->n_nodes : 1), sizeof(tensor_t *));
+    vdev_check(plan->nodes != NULL, "out of memory for a plan");
+    for (int i = 0; i < cgraph->n_nodes; i++) {
+        plan->nodes[i] = cgraph->nodes[i];
+    }
+    return plan;
+}
+
+static void vdev_backend_graph_plan_free(backend_t backend, VD(backend_graph_plan_t) plan) {
+    (void)backend;
+    struct vdev_plan * p = plan;
+    free(p->nodes);
+    free(p);
+}
+
+static void vdev_backend_graph_plan_compute(backend_t backend, VD(backend_graph_plan_t) plan) {
+    struct vdev_plan * p = plan;
+    cgraph_t view;
+    memset(&view, 0, sizeof(view));
+    view.size    = p->n_nodes;
+    view.n_nodes = p->n_nodes;
+    view.nodes   = p->nodes;
+    vdev_backend_graph_compute(backend, &view);
+}
+
 /* the public functions */
 
 backend_t ggspec_vdev_init(const struct ggspec_vdev_params * p) {
@@ -405,10 +546,10 @@ backend_t ggspec_vdev_init(const struct ggspec_vdev_params * p) {
             .get_tensor_async        = p->async_entries ? vdev_backend_get_tensor_async : NULL,
             .cpy_tensor_async        = p->cpy_tensor_async ? vdev_backend_cpy_tensor_async : NULL,
             .synchronize             = vdev_backend_synchronize,
-            .graph_plan_create       = NULL,
-            .graph_plan_free         = NULL,
-            .graph_plan_compute      = NULL,
-            .graph_compute           = NULL,
+            .graph_plan_create       = vdev_backend_graph_plan_create,
+            .graph_plan_free         = vdev_backend_graph_plan_free,
+            .graph_plan_compute      = vdev_backend_graph_plan_compute,
+            .graph_compute           = vdev_backend_graph_compute,
             .supports_op             = vdev_backend_supports_op,
         },
         .context = dev,
@@ -463,4 +604,10 @@ size_t ggspec_vdev_reset_calls(buffer_t buf) {
     const struct vdev_buffer * vb = as_vdev_buffer(buf);
     vdev_check(vb != NULL, "not a vdev buffer");
     return vb->reset_calls;
+}
+
+size_t ggspec_vdev_graphs_run(backend_t b) {
+    vdev_check(ggspec_backend_is_vdev(b), "ggspec_vdev_graphs_run: not a vdev backend");
+    const struct vdev_device * dev = b->context;
+    return dev->graphs_run;
 }

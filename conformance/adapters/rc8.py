@@ -1,0 +1,176 @@
+"""The `rc8` target: the real ggml-backend of whisper.rn 0.4.0-rc.8, fetched and built at test
+time, outside the repository.
+
+`ensure_rc8()` runs `npm pack whisper.rn@0.4.0-rc.8` into `<cache>/rc8/` (see
+`external.cache_dir`), checks the tarball's sha256, unpacks it, and compiles
+`package/cpp/{ggml,ggml-alloc,ggml-backend,ggml-quants}.c` into one shared library like a
+release build:
+
+    gcc -O2 -fPIC -shared -std=c11 -D_GNU_SOURCE -DNDEBUG <sources> -lm -lpthread
+
+`-DNDEBUG` as in a release build (so tensor_copy's debug-only "slow copy" warning, COPY-7, is
+not printed); `-D_GNU_SOURCE` because ggml.c uses POSIX and GNU declarations (CLOCK_MONOTONIC,
+M_PI, strdup) that strict C11 hides, as upstream's Makefile defines it too. Nothing of the
+package is ever written into the repository.
+
+Offline: `GGSPEC_RC8_TARBALL=/path/to/whisper.rn-0.4.0-rc.8.tgz` is used instead of npm (the
+sha256 is still checked).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from .external import TargetUnavailable, cache_dir
+
+PACKAGE = "whisper.rn@0.4.0-rc.8"
+TARBALL = "whisper.rn-0.4.0-rc.8.tgz"
+SHA256 = "2613393ba839727dff43aa69593287a98055e01cb7f37921be1a33fcb5a830d6"
+PREFIX = "wsp_ggml_"
+
+
+def spellings(name: str) -> list[str]:
+    """The names whisper.rn's renaming gave some upstream functions: besides `ggml_` →
+    `wsp_ggml_`, every `quantize_` became `wsp_quantize_`, and names without a prefix got `wsp_`
+    (`ggml_quantize_q4_0` → `wsp_ggml_wsp_quantize_q4_0`, `dequantize_row_q4_0` →
+    `wsp_dewsp_quantize_row_q4_0`). `name` is ours without prefix; upstream may or may not
+    have had `ggml_` on it."""
+    inner = name.replace("quantize_", "wsp_quantize_")
+    bare = inner if inner.startswith("wsp_") else "wsp_" + inner
+    return [PREFIX + inner, bare]
+SOURCES = ("ggml.c", "ggml-alloc.c", "ggml-backend.c", "ggml-quants.c")
+CFLAGS = ("-O2", "-fPIC", "-shared", "-std=c11", "-D_GNU_SOURCE", "-DNDEBUG")
+LIBS = ("-lm", "-lpthread")
+LIBNAME = "libwsp_ggml_rc8.so"
+
+
+class CannotFetch(TargetUnavailable):
+    """npm or the network to the npm registry is missing: the one reason tests may skip rc8."""
+
+
+def rc8_dir() -> Path:
+    return cache_dir() / "rc8"
+
+
+@contextlib.contextmanager
+def _locked(directory: Path) -> Iterator[None]:
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _fetch(dest: Path) -> None:
+    """Put the verified tarball at `dest`."""
+    local = os.environ.get("GGSPEC_RC8_TARBALL")
+    tmpdir = Path(tempfile.mkdtemp(prefix=".pack-", dir=dest.parent))
+    try:
+        if local:
+            if not Path(local).is_file():
+                raise TargetUnavailable(f"GGSPEC_RC8_TARBALL={local} is not a file")
+            got = tmpdir / TARBALL
+            shutil.copyfile(local, got)
+        else:
+            npm = shutil.which("npm")
+            if npm is None:
+                raise CannotFetch(
+                    f"target rc8 needs npm to fetch {PACKAGE} (not installed); install npm, or set "
+                    f"GGSPEC_RC8_TARBALL to a copy of {TARBALL}")
+            try:
+                proc = subprocess.run([npm, "pack", PACKAGE, "--pack-destination", str(tmpdir), "--fetch-retries=1",
+                                       "--fetch-retry-mintimeout=2000", "--fetch-retry-maxtimeout=5000"],
+                                      capture_output=True, text=True, timeout=300, cwd=tmpdir)
+            except subprocess.TimeoutExpired:
+                raise CannotFetch(f"npm pack {PACKAGE} timed out (no network to the npm registry?)") from None
+            got = tmpdir / TARBALL
+            if proc.returncode != 0 or not got.is_file():
+                why = _npm_error(proc.stderr)
+                raise CannotFetch(f"npm pack {PACKAGE} failed (no network to the npm registry?): {why}")
+        digest = _sha256(got)
+        if digest != SHA256:
+            raise TargetUnavailable(f"{TARBALL} has sha256 {digest}, expected {SHA256}: refusing to build it")
+        os.replace(got, dest)
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def _npm_error(stderr: str) -> str:
+    """The gist of npm's error output, on one line."""
+    lines = [ln.removeprefix("npm error").strip() for ln in stderr.splitlines() if ln.startswith("npm error")]
+    code = next((ln for ln in lines if ln.startswith("code ")), "")
+    reason = next((ln for ln in lines if "reason:" in ln or "404" in ln or "ENOTFOUND" in ln), "")
+    return "; ".join(x for x in (code, reason) if x) or (stderr.strip().splitlines() or ["no output"])[-1]
+
+
+def _unpack(tgz: Path, dest: Path) -> None:
+    """Unpack `package/` of the tarball to `dest/package` (members outside it are refused)."""
+    tmp = Path(tempfile.mkdtemp(prefix=".unpack-", dir=dest))
+    try:
+        with tarfile.open(tgz) as tar:
+            members = []
+            for m in tar.getmembers():
+                parts = Path(m.name).parts
+                if not parts or parts[0] != "package" or ".." in parts or m.issym() or m.islnk():
+                    continue
+                members.append(m)
+            tar.extractall(tmp, members=members)  # noqa: S202 - members filtered above
+        shutil.rmtree(dest / "package", ignore_errors=True)
+        os.replace(tmp / "package", dest / "package")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _build(cpp: Path, lib: Path) -> None:
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        raise TargetUnavailable("target rc8 needs gcc to build the rc.8 sources (not installed)")
+    tmp = lib.with_name(f".{lib.name}.{os.getpid()}")
+    cmd = [gcc, *CFLAGS, *(str(cpp / s) for s in SOURCES), "-o", str(tmp), *LIBS]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        errors = [ln for ln in proc.stderr.splitlines() if "error" in ln][:8]
+        raise TargetUnavailable("building rc.8 failed: " + " ".join(cmd) + "\n" + "\n".join(errors))
+    os.replace(tmp, lib)
+
+
+def ensure_rc8() -> tuple[Path, Path]:
+    """Fetch, verify, unpack and build rc.8 as needed; return (include dir, shared library)."""
+    root = rc8_dir()
+    with _locked(root):
+        tgz = root / TARBALL
+        if not tgz.is_file() or _sha256(tgz) != SHA256:
+            _fetch(tgz)
+        cpp = root / "package" / "cpp"
+        stamp = root / "package" / ".sha256"
+        if not stamp.is_file() or stamp.read_text().strip() != SHA256:
+            _unpack(tgz, root)
+            stamp.write_text(SHA256 + "\n")
+        lib = root / "lib" / LIBNAME
+        lib_stamp = root / "lib" / ".build"
+        recipe = f"{SHA256} {' '.join(CFLAGS)} {' '.join(SOURCES)} {' '.join(LIBS)}"
+        if not lib.is_file() or not lib_stamp.is_file() or lib_stamp.read_text().strip() != recipe:
+            lib.parent.mkdir(parents=True, exist_ok=True)
+            _build(cpp, lib)
+            lib_stamp.write_text(recipe + "\n")
+    return cpp, lib
+
+
+def build_command() -> str:
+    """The compile line `ensure_rc8` uses, for documentation and reports."""
+    return "gcc " + " ".join(CFLAGS) + " " + " ".join(f"package/cpp/{s}" for s in SOURCES) + " " + " ".join(LIBS)

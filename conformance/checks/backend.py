@@ -1,0 +1,174 @@
+"""BACK: backends — name, free, default buffer type, alloc_buffer, alignment, synchronize,
+supports_op, and the ordering a device backend must keep."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import strategies as st
+
+from reference.types import Op
+
+from ..harness import Recorder, check
+from ..strategies import (
+    Placement,
+    TensorSpec,
+    ascii_names,
+    op_sets,
+    placements,
+    tensor_specs,
+    vdev_params,
+    vdev_params_with,
+)
+from ..target import Target, VDevParams
+from ._setup import backend_for, fill, placed
+
+named_placements = st.one_of(
+    st.just(Placement("cpu")),
+    st.builds(lambda p, name: Placement("vdev", replace(p, name=name)), vdev_params, ascii_names(min_size=1, max_size=40)),
+)
+
+
+@check("BACK-1", placement=named_placements)
+def backend_name(t: Target, rec: Recorder, placement: Placement) -> None:
+    """"NULL" for no backend; otherwise the get_name entry."""
+    rec("name of NULL", t.backend_name(None))
+    rec("name", t.backend_name(backend_for(t, placement)))
+
+
+@check("BACK-2", backends=st.lists(placements, min_size=0, max_size=4), keep_buffers=st.booleans())
+def backend_free(t: Target, rec: Recorder, backends: list[Placement], keep_buffers: bool) -> None:
+    """free(NULL) does nothing; freeing backends (in the order made) leaves the rest working,
+    and CPU buffers allocated from them (the CPU type is static) stay usable."""
+    t.backend_free(None)
+    made = [backend_for(t, p) for p in backends]
+    bufs = []
+    if keep_buffers:
+        for i, (b, p) in enumerate(zip(made, backends, strict=True)):
+            if p.kind == "cpu":
+                buf = t.backend_alloc_buffer(b, 16)
+                t.buffer_clear(buf, i + 1)
+                bufs.append(buf)
+    for i, b in enumerate(made):
+        t.backend_free(b)
+        t.backend_free(None)
+        rec(f"after freeing {i}", [t.backend_name(x) for x in made[i + 1 :]])
+    rec("buffers", [t.buffer_bytes(buf) for buf in bufs])
+
+
+@check("BACK-3", placement=placements)
+def default_buffer_type(t: Target, rec: Recorder, placement: Placement) -> None:
+    """The get_default_buffer_type entry: the CPU type for a CPU backend, the device's own
+    type (its name, not host memory) for a device; the same type on every call."""
+    backend = backend_for(t, placement)
+    buft = t.backend_get_default_buffer_type(backend)
+    rec("is the CPU type", buft == t.cpu_buffer_type())
+    rec("stable", t.backend_get_default_buffer_type(backend) == buft)
+    rec("name", t.buft_name(buft))
+    rec("is_host", t.buft_is_host(buft))
+
+
+@check("BACK-4", placement=placements, size=st.integers(0, 4096))
+def alloc_buffer_uses_the_default_type(t: Target, rec: Recorder, placement: Placement, size: int) -> None:
+    """backend_alloc_buffer is buft_alloc_buffer of the default type: same type, size, name
+    and usage as a buffer allocated from that type directly."""
+    backend = backend_for(t, placement)
+    buft = t.backend_get_default_buffer_type(backend)
+    a, b = t.backend_alloc_buffer(backend, size), t.buft_alloc_buffer(buft, size)
+    rec("type is the default", t.buffer_get_type(a) == buft)
+    rec("same size", t.buffer_get_size(a) == t.buffer_get_size(b))
+    rec("same name", t.buffer_name(a) == t.buffer_name(b))
+    rec("usage", t.buffer_usage(a))
+
+
+@check("BACK-5", placement=placements)
+def alignment_of_the_default_type(t: Target, rec: Recorder, placement: Placement) -> None:
+    backend = backend_for(t, placement)
+    rec("alignment", t.backend_get_alignment(backend))
+    rec("is the type's", t.backend_get_alignment(backend) == t.buft_get_alignment(t.backend_get_default_buffer_type(backend)))
+
+
+@check("BACK-6", placement=st.one_of(st.just(Placement("cpu")), placements), spec=tensor_specs(), seed=st.integers(0, 2**32),
+       times=st.integers(1, 3))
+def synchronize_is_optional(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec, seed: int,
+                            times: int) -> None:
+    """synchronize on a backend without the entry (CPU) does nothing; with one (a device) it
+    runs the entry, which completes what was queued. Calling it again changes nothing."""
+    backend, buf, tensor = placed(t, placement, spec)
+    t.buffer_clear(buf, 0)
+    n = t.nbytes(tensor)
+    mem = t.host_alloc(n)
+    t.host_write(mem, 0, fill(n, seed))
+    t.tensor_set_async(backend, tensor, mem, 0, 0, n)
+    for i in range(times):
+        t.backend_synchronize(backend)
+        if placement.kind == "vdev":
+            rec(f"pending after synchronize {i}", t.vdev_pending(backend))
+        rec(f"buffer after synchronize {i}", t.buffer_bytes(buf))
+
+
+@check("BACK-7", ops=op_sets, asked=st.lists(st.sampled_from(list(Op)[: Op.COUNT]), min_size=1, max_size=8))
+def supports_op_is_the_entry(t: Target, rec: Recorder, ops: frozenset[Op], asked: list[Op]) -> None:
+    """A device's supports_op entry answers for its configured set of ops (CPU-11 covers the
+    CPU backend's answers)."""
+    backend = t.vdev_init(VDevParams(ops=ops))
+    for op in asked:
+        node = t.new_tensor(0, (4,), "node")
+        t.set_op(node, int(op), [])
+        rec(f"supports {op.name}", t.backend_supports_op(backend, node))
+
+
+@st.composite
+def _async_program(draw: st.DrawFn) -> list[tuple[str, int, int, int]]:
+    """A sequence of ("set" | "get", offset, size, seed) on one tensor (offsets and sizes as
+    fractions of its nbytes, resolved in the scenario)."""
+    steps = draw(st.lists(st.tuples(st.sampled_from(["set", "get"]), st.integers(0, 1 << 16), st.integers(0, 1 << 16),
+                                    st.integers(0, 2**32)), min_size=1, max_size=6), label="program")
+    return steps
+
+
+@check("BACK-8", "BACK-9", device=vdev_params_with(async_entries=True), spec=tensor_specs(), program=_async_program())
+def device_keeps_submission_order(t: Target, rec: Recorder, device: VDevParams, spec: TensorSpec,
+                                  program: list[tuple[str, int, int, int]]) -> None:
+    """Overlapping set_async / get_async on one tensor, without synchronizing in between: each
+    get reads what the sets before it wrote; after synchronize every host block of a get is
+    written and nothing is pending."""
+    backend, buf, tensor = placed(t, Placement("vdev", device), spec)
+    t.buffer_clear(buf, 0)
+    n = t.nbytes(tensor)
+    reads = []
+    for kind, a, b, seed in program:
+        offset = a % (n + 1)
+        size = b % (n - offset + 1)
+        mem = t.host_alloc(max(size, 1))
+        if kind == "set":
+            t.host_write(mem, 0, fill(size, seed))
+            t.tensor_set_async(backend, tensor, mem, 0, offset, size)
+        else:
+            t.host_write(mem, 0, b"\xee" * size)
+            t.tensor_get_async(backend, tensor, mem, 0, offset, size)
+            reads.append((mem, size))
+    t.backend_synchronize(backend)
+    rec("pending", t.vdev_pending(backend))
+    rec("reads", [t.host_read(mem, 0, size) for mem, size in reads])
+    rec("buffer", t.buffer_bytes(buf))
+
+
+@check("BACK-9", device=vdev_params_with(async_entries=True), spec=tensor_specs(), seed=st.integers(0, 2**32))
+def synchronize_completes_pending_work(t: Target, rec: Recorder, device: VDevParams, spec: TensorSpec, seed: int) -> None:
+    """After synchronize the bytes of a set_async are in the buffer, the host block of a
+    get_async is written, and the queue is empty; before it a lazy device has touched neither."""
+    backend, buf, tensor = placed(t, Placement("vdev", device), spec)
+    t.buffer_clear(buf, 0x22)
+    n = t.nbytes(tensor)
+    src, dst = t.host_alloc(n), t.host_alloc(n)
+    t.host_write(src, 0, fill(n, seed))
+    t.host_write(dst, 0, b"\xee" * n)
+    t.tensor_get_async(backend, tensor, dst, 0, 0, n)
+    t.tensor_set_async(backend, tensor, src, 0, 0, n)
+    rec("pending before", t.vdev_pending(backend))
+    rec("host block of the get before", t.host_read(dst, 0, n))
+    t.backend_synchronize(backend)
+    rec("pending after", t.vdev_pending(backend))
+    rec("host block of the get after", t.host_read(dst, 0, n))
+    rec("buffer after", t.buffer_bytes(buf))

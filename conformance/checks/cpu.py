@@ -1,0 +1,241 @@
+"""CPU: the CPU backend, its buffer type and its buffers."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from reference.types import GGMLType, Op, blck_size
+
+from ..harness import Recorder, check
+from ..strategies import (
+    Placement,
+    TensorSpec,
+    all_types,
+    byte_values,
+    op_sets,
+    tensor_specs,
+    vdev_params,
+    vdev_params_with,
+)
+from ..target import Target, VDevParams
+from ._setup import fill, placed
+
+SIZE_MAX = 2**64 - 1
+CPU = Placement("cpu")
+
+
+@check("CPU-1", size=st.integers(0, 1024))
+def everything_is_named_cpu(t: Target, rec: Recorder, size: int) -> None:
+    """The type, an allocated buffer, a buffer from a pointer and the backend: all "CPU"."""
+    buft = t.cpu_buffer_type()
+    rec("type", t.buft_name(buft))
+    rec("buffer", t.buffer_name(t.buft_alloc_buffer(buft, size)))
+    rec("buffer from a pointer", t.buffer_name(t.cpu_buffer_from_ptr(t.host_alloc(size), size)))
+    rec("backend", t.backend_name(t.cpu_init()))
+
+
+@check("CPU-2", size=st.integers(0, 1024))
+def alignment_is_64(t: Target, rec: Recorder, size: int) -> None:
+    buft = t.cpu_buffer_type()
+    rec("type", t.buft_get_alignment(buft))
+    rec("backend", t.backend_get_alignment(t.cpu_init()))
+    rec("buffer", t.buffer_get_alignment(t.buft_alloc_buffer(buft, size)))
+    rec("buffer from a pointer", t.buffer_get_alignment(t.cpu_buffer_from_ptr(t.host_alloc(size), size)))
+
+
+@check("CPU-3", size=st.integers(0, 1024))
+def host_memory(t: Target, rec: Recorder, size: int) -> None:
+    buft = t.cpu_buffer_type()
+    rec("type", t.buft_is_host(buft))
+    rec("buffer", t.buffer_is_host(t.buft_alloc_buffer(buft, size)))
+    rec("buffer from a pointer", t.buffer_is_host(t.cpu_buffer_from_ptr(t.host_alloc(size), size)))
+
+
+@check("CPU-4", size=st.one_of(st.integers(0, 1 << 20), st.integers(1, 63).map(lambda k: 2**64 - 64 + k)),
+       via_backend=st.booleans())
+def alloc_pads_by_64(t: Target, rec: Recorder, size: int, via_backend: bool) -> None:
+    """get_size is size + 64, in size_t arithmetic: near SIZE_MAX the sum wraps (rc.8 then
+    allocates the small wrapped size)."""
+    buf = t.backend_alloc_buffer(t.cpu_init(), size) if via_backend else t.buft_alloc_buffer(t.cpu_buffer_type(), size)
+    rec("size", t.buffer_get_size(buf))
+    rec("type is the CPU type", t.buffer_get_type(buf) == t.cpu_buffer_type())
+
+
+@check("CPU-5", size=st.integers(2**48, SIZE_MAX - 64), via_backend=st.booleans())
+def allocation_failure_aborts(t: Target, rec: Recorder, size: int, via_backend: bool) -> None:
+    """size + 64 does not wrap but is more than any host can give (beyond the 47-bit user
+    address space of x86-64 and aarch64; the reference's host limit is 2**40)."""
+    if via_backend:
+        t.backend_alloc_buffer(t.cpu_init(), size)
+    else:
+        t.buft_alloc_buffer(t.cpu_buffer_type(), size)
+
+
+@check("CPU-6", size=st.integers(0, 1024), spare=st.integers(1, 64), values=st.lists(byte_values, min_size=1, max_size=3),
+       seed=st.integers(0, 2**32))
+def clear_is_a_memset(t: Target, rec: Recorder, size: int, spare: int, values: list[int], seed: int) -> None:
+    """clear sets all get_size() bytes of an allocated buffer (the 64 padding bytes included),
+    and exactly the `size` bytes of the caller's memory under a buffer from a pointer."""
+    buf = t.buft_alloc_buffer(t.cpu_buffer_type(), size)
+    mem = t.host_alloc(size + spare)
+    t.host_write(mem, 0, fill(size + spare, seed))
+    wrapped = t.cpu_buffer_from_ptr(mem, size)
+    for value in values:
+        t.buffer_clear(buf, value)
+        t.buffer_clear(wrapped, value)
+        rec(f"buffer after clear({value})", t.buffer_bytes(buf))
+        rec(f"memory after clear({value})", t.host_read(mem, 0, size + spare))
+
+
+@check("CPU-7", size=st.integers(1, 1024), seed=st.integers(0, 2**32), at=st.integers(0, 1 << 16))
+def buffer_from_ptr_does_not_own(t: Target, rec: Recorder, size: int, seed: int, at: int) -> None:
+    """A buffer over the caller's memory: CPU type, the size given, tensors placed at base + k
+    live at the caller's memory + k, and freeing the buffer leaves the memory (and its bytes)
+    to the caller."""
+    mem = t.host_alloc(size)
+    t.host_write(mem, 0, fill(size, seed))
+    buf = t.cpu_buffer_from_ptr(mem, size)
+    rec("type is the CPU type", t.buffer_get_type(buf) == t.cpu_buffer_type())
+    rec("size", t.buffer_get_size(buf))
+    k = at % size
+    n = size - k
+    tensor = t.new_tensor(int(GGMLType.I8), (n,), "t")
+    t.tensor_alloc(buf, tensor, k)
+    rec("tensor", t.tensor_info(tensor))
+    t.tensor_set(tensor, fill(n, seed + 1), 0, n)
+    rec("memory", t.host_read(mem, 0, size))
+    t.buffer_free(buf)
+    rec("memory after free", t.host_read(mem, 0, size))
+    t.host_write(mem, 0, bytes(size))  # still the caller's to write
+
+
+@check("CPU-8", size=st.integers(1, 512), seed=st.integers(0, 2**32), rng=st.tuples(st.integers(0, 1 << 16),
+       st.integers(0, 1 << 16)), at=st.integers(0, 1 << 16))
+def set_and_get_are_plain_copies(t: Target, rec: Recorder, size: int, seed: int, rng: tuple[int, int], at: int) -> None:
+    """set writes the caller's bytes at data + offset of the host memory; get reads what the
+    host memory holds there (written behind the API's back)."""
+    mem = t.host_alloc(size)
+    buf = t.cpu_buffer_from_ptr(mem, size)
+    k = at % size
+    n = size - k
+    tensor = t.new_tensor(int(GGMLType.I8), (n,), "t")
+    t.tensor_alloc(buf, tensor, k)
+    offset = rng[0] % (n + 1)
+    length = rng[1] % (n - offset + 1)
+    t.tensor_set(tensor, fill(length, seed), offset, length)
+    rec("memory after set", t.host_read(mem, 0, size))
+    t.host_write(mem, 0, fill(size, seed + 1))
+    rec("get", t.tensor_get(tensor, offset, length))
+
+
+@check("CPU-9", case=st.sampled_from(["cpu", "from_ptr", "device"]), spec=tensor_specs(), seed=st.integers(0, 2**32),
+       device=vdev_params_with(buffer_cpy_tensor=False))
+def cpy_tensor_takes_host_sources(t: Target, rec: Recorder, case: str, spec: TensorSpec, seed: int,
+                                  device: VDevParams) -> None:
+    """buffer_copy_tensor into a CPU tensor: from a host source it copies nbytes and answers
+    true; from a device tensor it answers false and copies nothing. (The device has no
+    cpy_tensor entry: rc.8 calls the source's NULL entry there, the COPY-6 erratum.)"""
+    _, dst_buf, dst = placed(t, CPU, spec, name="dst")
+    t.buffer_clear(dst_buf, 0xC3)
+    n = spec.nbytes()
+    if case == "device":
+        _, src_buf, src = placed(t, Placement("vdev", device), spec, name="src")
+        t.buffer_clear(src_buf, 0)
+    elif case == "from_ptr":
+        mem = t.host_alloc(n)
+        src_buf = t.cpu_buffer_from_ptr(mem, n)
+        src = t.new_tensor(spec.type, spec.ne, "src")
+        t.tensor_alloc(src_buf, src, 0)
+    else:
+        _, src_buf, src = placed(t, CPU, spec, name="src")
+        t.buffer_clear(src_buf, 0)
+    t.tensor_set(src, fill(n, seed), 0, n)
+    rec("copied", t.buffer_copy_tensor(src, dst))
+    rec("destination buffer", t.buffer_bytes(dst_buf))
+
+
+@check("CPU-10", devices=st.lists(vdev_params, max_size=2), cpus=st.integers(1, 2), via_registry=st.booleans())
+def supports_cpu_backends_only(t: Target, rec: Recorder, devices: list[VDevParams], cpus: int,
+                               via_registry: bool) -> None:
+    buft = t.cpu_buffer_type()
+    backends = [t.cpu_init() for _ in range(cpus)] + [t.vdev_init(p) for p in devices]
+    if via_registry:
+        t.reg_reset()
+        backends.append(t.reg_init_backend_from_str("CPU"))
+    rec("supports", [t.buft_supports_backend(buft, b) for b in backends])
+
+
+_mul_mat_types = st.sampled_from([int(x) for x in (GGMLType.F32, GGMLType.F16, GGMLType.Q4_0, GGMLType.Q8_0,
+                                                   GGMLType.Q8_K, GGMLType.IQ2_XXS, GGMLType.IQ2_XS,
+                                                   GGMLType.I8, GGMLType.I16, GGMLType.I32)])
+
+
+@check("CPU-11", cpy_to=all_types, src0=_mul_mat_types, src1=_mul_mat_types, others=op_sets)
+def supports_op(t: Target, rec: Recorder, cpy_to: int, src0: int, src1: int, others: frozenset[Op]) -> None:
+    """CPY into IQ2_XXS / IQ2_XS is refused; MUL_MAT needs src1 F32 or src0's vec_dot type;
+    every other op (whatever its type) is accepted."""
+    backend = t.cpu_init()
+
+    def tensor(type_: int, name: str) -> object:
+        return t.new_tensor(type_, (blck_size(GGMLType(type_)),), name)
+
+    a = tensor(int(GGMLType.F32), "a")
+    cpy = tensor(cpy_to, "cpy")
+    t.set_op(cpy, int(Op.CPY), [a, cpy])
+    rec(f"CPY to {GGMLType(cpy_to).name}", t.backend_supports_op(backend, cpy))
+    x, y = tensor(src0, "src0"), tensor(src1, "src1")
+    mm = t.new_tensor(int(GGMLType.F32), (1,), "mul_mat")
+    t.set_op(mm, int(Op.MUL_MAT), [x, y])
+    rec(f"MUL_MAT {GGMLType(src0).name} x {GGMLType(src1).name}", t.backend_supports_op(backend, mm))
+    for op in sorted(others - {Op.CPY, Op.MUL_MAT}):
+        node = tensor(cpy_to, "node")
+        t.set_op(node, int(op), [a, a])
+        rec(f"{op.name}", t.backend_supports_op(backend, node))
+
+
+@check("CPU-12", devices=st.lists(vdev_params, max_size=2), via_registry=st.booleans())
+def is_cpu(t: Target, rec: Recorder, devices: list[VDevParams], via_registry: bool) -> None:
+    """True for backends from cpu_init (and from the registry's "CPU" entry), false for
+    devices and for NULL."""
+    rec("NULL", t.backend_is_cpu(None))
+    rec("cpu_init", t.backend_is_cpu(t.cpu_init()))
+    rec("devices", [t.backend_is_cpu(t.vdev_init(p)) for p in devices])
+    if via_registry:
+        t.reg_reset()
+        rec("registry CPU", t.backend_is_cpu(t.reg_init_backend(t.reg_find_by_name("CPU"), "")))
+
+
+@check("CPU-12", "CPU-13", n_threads=st.integers(1, 64))
+def set_n_threads_on_a_cpu_backend(t: Target, rec: Recorder, n_threads: int) -> None:
+    """set_n_threads on a CPU backend passes CPU-13's assert (is_cpu is true for it): the
+    behaviour side of that assert clause."""
+    backend = t.cpu_init()
+    t.cpu_set_n_threads(backend, n_threads)
+    rec("still a CPU backend", t.backend_is_cpu(backend))
+
+
+@check("CPU-13", device=st.one_of(st.none(), vdev_params), n_threads=st.integers(-4, 64))
+def set_n_threads_needs_a_cpu_backend(t: Target, rec: Recorder, device: VDevParams | None, n_threads: int) -> None:
+    """On NULL or on a device backend, set_n_threads aborts."""
+    t.cpu_set_n_threads(None if device is None else t.vdev_init(device), n_threads)
+
+
+@check("CPU-14", spec=tensor_specs(), seed=st.integers(0, 2**32))
+def no_async_entries(t: Target, rec: Recorder, spec: TensorSpec, seed: int) -> None:
+    """On the CPU backend set_async and get_async are done when they return (no queue), a
+    copy_async from a CPU tensor is a set, and synchronize changes nothing."""
+    backend, buf, tensor = placed(t, CPU, spec)
+    _, buf2, other = placed(t, CPU, spec, name="other")
+    t.buffer_clear(buf, 0)
+    t.buffer_clear(buf2, 0x77)
+    n = t.nbytes(tensor)
+    src, dst = t.host_alloc(n), t.host_alloc(n)
+    t.host_write(src, 0, fill(n, seed))
+    t.tensor_set_async(backend, tensor, src, 0, 0, n)
+    rec("buffer after set_async", t.buffer_bytes(buf))
+    t.tensor_get_async(backend, tensor, dst, 0, 0, n)
+    rec("host block after get_async", t.host_read(dst, 0, n))
+    t.tensor_copy_async(backend, tensor, other)
+    rec("other buffer after copy_async", t.buffer_bytes(buf2))
+    t.backend_synchronize(backend)
+    rec("buffer after synchronize", t.buffer_bytes(buf))

@@ -1,0 +1,1285 @@
+/*
+ * ops.c - operations: the constructors that add a node to a future graph (result shape,
+ * type, op_params, sources, views), the CPU kernels that compute them, and the graph
+ * executor the CPU backend runs (ggspec_graph_plan / ggspec_graph_compute).
+ *
+ * Constructors keep rc.8's rules: a result is a node with a gradient when an operand has one
+ * (rc.8's "is_node"), an _inplace variant returns a view of its first operand, and a failed
+ * precondition aborts with rc.8's assert text.
+ *
+ * Kernels work on whole rows. A node's rows are split into nth contiguous ranges, one per
+ * thread; every output element is computed by exactly one thread with the same arithmetic
+ * whatever nth is (reductions never cross a row), so results do not depend on the number of
+ * threads. The arithmetic follows rc.8's portable (non-SIMD) code: the same operation order,
+ * the same double accumulators, and the same fp16 lookup tables for GELU, GELU_QUICK, SILU
+ * and the exponential in SOFT_MAX.
+ *
+ * Beyond rc.8, kernels accept F16 wherever F32 is accepted and arbitrary strides where rc.8
+ * asks for contiguous rows; combinations rc.8 refuses with an assert and ggspec does not
+ * compute either abort with a message naming the operation.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "ggspec.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "assert.h"
+#include "internal.h"
+
+/* names */
+
+static const char * const op_names[GGSPEC_OP_COUNT] = {
+    "NONE", "DUP", "ADD", "ADD1", "ACC", "SUB", "MUL", "DIV", "SQR", "SQRT", "LOG", "SUM",
+    "SUM_ROWS", "MEAN", "ARGMAX", "REPEAT", "REPEAT_BACK", "CONCAT", "SILU_BACK", "NORM",
+    "RMS_NORM", "RMS_NORM_BACK", "GROUP_NORM", "MUL_MAT", "MUL_MAT_ID", "OUT_PROD", "SCALE",
+    "SET", "CPY", "CONT", "RESHAPE", "VIEW", "PERMUTE", "TRANSPOSE", "GET_ROWS",
+    "GET_ROWS_BACK", "DIAG", "DIAG_MASK_INF", "DIAG_MASK_ZERO", "SOFT_MAX", "SOFT_MAX_BACK",
+    "ROPE", "ROPE_BACK", "ALIBI", "CLAMP", "CONV_TRANSPOSE_1D", "IM2COL", "CONV_TRANSPOSE_2D",
+    "POOL_1D", "POOL_2D", "UPSCALE", "PAD", "ARGSORT", "LEAKY_RELU", "FLASH_ATTN", "FLASH_FF",
+    "FLASH_ATTN_BACK", "WIN_PART", "WIN_UNPART", "GET_REL_POS", "ADD_REL_POS", "UNARY",
+    "MAP_UNARY", "MAP_BINARY", "MAP_CUSTOM1_F32", "MAP_CUSTOM2_F32", "MAP_CUSTOM3_F32",
+    "MAP_CUSTOM1", "MAP_CUSTOM2", "MAP_CUSTOM3", "CROSS_ENTROPY_LOSS", "CROSS_ENTROPY_LOSS_BACK",
+};
+
+static const char * const unary_op_names[GGSPEC_UNARY_OP_COUNT] = {
+    "ABS", "SGN", "NEG", "STEP", "TANH", "ELU", "RELU", "GELU", "GELU_QUICK", "SILU",
+};
+
+const char * ggspec_op_name(enum ggspec_op op) {
+    return (unsigned)op < GGSPEC_OP_COUNT ? op_names[op] : "?";
+}
+
+const char * ggspec_unary_op_name(enum ggspec_unary_op op) {
+    return (unsigned)op < GGSPEC_UNARY_OP_COUNT ? unary_op_names[op] : "?";
+}
+
+enum ggspec_unary_op ggspec_get_unary_op(const struct ggspec_tensor * tensor) {
+    return (enum ggspec_unary_op)tensor->op_params[0];
+}
+
+/* shape helpers */
+
+int64_t ggspec_nelements(const struct ggspec_tensor * t) {
+    return t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3];
+}
+
+int64_t ggspec_nrows(const struct ggspec_tensor * t) {
+    return t->ne[1] * t->ne[2] * t->ne[3];
+}
+
+bool ggspec_is_contiguous(const struct ggspec_tensor * t) {
+    return t->nb[0] == ggspec_type_size(t->type) &&
+           t->nb[1] == t->nb[0] * (size_t)t->ne[0] / (size_t)ggspec_blck_size(t->type) &&
+           t->nb[2] == t->nb[1] * (size_t)t->ne[1] &&
+           t->nb[3] == t->nb[2] * (size_t)t->ne[2];
+}
+
+bool ggspec_is_transposed(const struct ggspec_tensor * t) {
+    return t->nb[0] > t->nb[1];
+}
+
+bool ggspec_is_permuted(const struct ggspec_tensor * t) {
+    return t->nb[0] > t->nb[1] || t->nb[1] > t->nb[2] || t->nb[2] > t->nb[3];
+}
+
+bool ggspec_are_same_shape(const struct ggspec_tensor * a, const struct ggspec_tensor * b) {
+    return a->ne[0] == b->ne[0] && a->ne[1] == b->ne[1] && a->ne[2] == b->ne[2] && a->ne[3] == b->ne[3];
+}
+
+/* every extent of b is a whole multiple of a's: b is a tiling of a */
+static bool can_repeat(const struct ggspec_tensor * a, const struct ggspec_tensor * b) {
+    return b->ne[0] % a->ne[0] == 0 && b->ne[1] % a->ne[1] == 0 &&
+           b->ne[2] % a->ne[2] == 0 && b->ne[3] % a->ne[3] == 0;
+}
+
+static bool can_repeat_rows(const struct ggspec_tensor * a, const struct ggspec_tensor * b) {
+    return a->ne[0] == b->ne[0] && can_repeat(a, b);
+}
+
+/* rows of elements with unit stride, each dimension above packed on the one below */
+static bool is_padded_1d(const struct ggspec_tensor * t) {
+    return t->nb[0] == ggspec_type_size(t->type) &&
+           t->nb[2] == t->nb[1] * (size_t)t->ne[1] &&
+           t->nb[3] == t->nb[2] * (size_t)t->ne[2];
+}
+
+static bool can_mul_mat(const struct ggspec_tensor * a, const struct ggspec_tensor * b) {
+    return a->ne[0] == b->ne[0] && b->ne[2] % a->ne[2] == 0 && b->ne[3] % a->ne[3] == 0;
+}
+
+/* constructors */
+
+struct ggspec_tensor * ggspec_format_name(struct ggspec_tensor * tensor, const char * fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tensor->name, sizeof(tensor->name), fmt, ap);
+    va_end(ap);
+    return tensor;
+}
+
+struct ggspec_tensor * ggspec_dup_tensor(struct ggspec_context * ctx, const struct ggspec_tensor * src) {
+    return ggspec_new_tensor(ctx, src->type, GGSPEC_MAX_DIMS, src->ne);
+}
+
+/* a view of all of src with src's strides */
+struct ggspec_tensor * ggspec_view_tensor(struct ggspec_context * ctx, struct ggspec_tensor * src) {
+    struct ggspec_tensor * v = ggspec_internal_new_tensor(ctx, src->type, GGSPEC_MAX_DIMS, src->ne, src, 0);
+    ggspec_format_name(v, "%s (view)", src->name);
+    for (int i = 0; i < GGSPEC_MAX_DIMS; i++) {
+        v->nb[i] = src->nb[i];
+    }
+    return v;
+}
+
+void ggspec_set_param(struct ggspec_context * ctx, struct ggspec_tensor * tensor) {
+    tensor->is_param = true;
+    GGSPEC_ASSERT(tensor->grad == NULL, "tensor->grad == NULL");
+    tensor->grad = ggspec_dup_tensor(ctx, tensor);
+    ggspec_format_name(tensor->grad, "%s (grad)", tensor->name);
+}
+
+/* the gradient a result gets: a tensor like it when the operation is part of a gradient graph */
+static struct ggspec_tensor * grad_for(struct ggspec_context * ctx, struct ggspec_tensor * result, bool is_node) {
+    return is_node ? ggspec_dup_tensor(ctx, result) : NULL;
+}
+
+static struct ggspec_tensor * result_like(struct ggspec_context * ctx, struct ggspec_tensor * a, bool inplace) {
+    return inplace ? ggspec_view_tensor(ctx, a) : ggspec_dup_tensor(ctx, a);
+}
+
+static struct ggspec_tensor * dup_impl(struct ggspec_context * ctx, struct ggspec_tensor * a, bool inplace) {
+    const bool is_node = !inplace && a->grad != NULL;
+    struct ggspec_tensor * r = result_like(ctx, a, inplace);
+    r->op     = GGSPEC_OP_DUP;
+    r->grad   = grad_for(ctx, r, is_node);
+    r->src[0] = a;
+    return r;
+}
+
+struct ggspec_tensor * ggspec_dup(struct ggspec_context * ctx, struct ggspec_tensor * a) {
+    return dup_impl(ctx, a, false);
+}
+
+struct ggspec_tensor * ggspec_dup_inplace(struct ggspec_context * ctx, struct ggspec_tensor * a) {
+    return dup_impl(ctx, a, true);
+}
+
+/* ADD and MUL: b is repeated to a's shape; the result has a's type and shape */
+static struct ggspec_tensor * binary_impl(struct ggspec_context * ctx, enum ggspec_op op,
+                                          struct ggspec_tensor * a, struct ggspec_tensor * b, bool inplace) {
+    GGSPEC_ASSERT(can_repeat(b, a), "ggml_can_repeat(b, a)");
+
+    bool is_node = false;
+    if (!inplace && (a->grad != NULL || b->grad != NULL)) {
+        /* gradients are not defined for broadcasting */
+        GGSPEC_ASSERT(ggspec_are_same_shape(a, b), "ggml_are_same_shape(a, b)");
+        is_node = true;
+    }
+    if (inplace && op == GGSPEC_OP_MUL) {
+        GGSPEC_ASSERT(!is_node, "!is_node");
+    }
+
+    struct ggspec_tensor * r = result_like(ctx, a, inplace);
+    r->op     = op;
+    r->grad   = grad_for(ctx, r, is_node);
+    r->src[0] = a;
+    r->src[1] = b;
+    return r;
+}
+
+struct ggspec_tensor * ggspec_add(struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * b) {
+    return binary_impl(ctx, GGSPEC_OP_ADD, a, b, false);
+}
+
+struct ggspec_tensor * ggspec_add_inplace(struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * b) {
+    return binary_impl(ctx, GGSPEC_OP_ADD, a, b, true);
+}
+
+struct ggspec_tensor * ggspec_mul(struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * b) {
+    return binary_impl(ctx, GGSPEC_OP_MUL, a, b, false);
+}
+
+struct ggspec_tensor * ggspec_mul_inplace(struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * b) {
+    return binary_impl(ctx, GGSPEC_OP_MUL, a, b, true);
+}
+
+static struct ggspec_tensor * scale_impl(struct ggspec_context * ctx, struct ggspec_tensor * a, float s, bool inplace) {
+    GGSPEC_ASSERT(is_padded_1d(a), "ggml_is_padded_1d(a)");
+    /* rc.8 makes even the in-place variant a node when a has a gradient */
+    const bool is_node = a->grad != NULL;
+    struct ggspec_tensor * r = result_like(ctx, a, inplace);
+    memcpy(r->op_params, &s, sizeof(s));
+    r->op     = GGSPEC_OP_SCALE;
+    r->grad   = grad_for(ctx, r, is_node);
+    r->src[0] = a;
+    return r;
+}
+
+struct ggspec_tensor * ggspec_scale(struct ggspec_context * ctx, struct ggspec_tensor * a, float s) {
+    return scale_impl(ctx, a, s, false);
+}
+
+struct ggspec_tensor * ggspec_scale_inplace(struct ggspec_context * ctx, struct ggspec_tensor * a, float s) {
+    return scale_impl(ctx, a, s, true);
+}
+
+/* result[i, j] = dot(row i of a, row j of b): shape (a.ne1, b.ne1, b.ne2, b.ne3), F32 */
+struct ggspec_tensor * ggspec_mul_mat(struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * b) {
+    GGSPEC_ASSERT(can_mul_mat(a, b), "ggml_can_mul_mat(a, b)");
+    GGSPEC_ASSERT(!ggspec_is_transposed(a), "!ggml_is_transposed(a)");
+
+    const bool is_node = a->grad != NULL || b->grad != NULL;
+    const int64_t ne[4] = { a->ne[1], b->ne[1], b->ne[2], b->ne[3] };
+    struct ggspec_tensor * r = ggspec_new_tensor(ctx, GGSPEC_TYPE_F32, 4, ne);
+    r->op     = GGSPEC_OP_MUL_MAT;
+    r->grad   = grad_for(ctx, r, is_node);
+    r->src[0] = a;
+    r->src[1] = b;
+    return r;
+}
+
+/* copy a's values into b (converting the type): the result is a view of b */
+struct ggspec_tensor * ggspec_cpy(struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * b) {
+    GGSPEC_ASSERT(ggspec_nelements(a) == ggspec_nelements(b), "ggml_nelements(a) == ggml_nelements(b)");
+
+    const bool is_node = a->grad != NULL || b->grad != NULL;
+    struct ggspec_tensor * r = ggspec_view_tensor(ctx, b);
+    if (b->name[0] != '\0') {
+        ggspec_format_name(r, "%s (copy of %s)", b->name, a->name);
+    } else {
+        ggspec_format_name(r, "%s (copy)", a->name);
+    }
+    r->op     = GGSPEC_OP_CPY;
+    r->grad   = grad_for(ctx, r, is_node);
+    r->src[0] = a;
+    r->src[1] = b;
+    return r;
+}
+
+struct ggspec_tensor * ggspec_cont(struct ggspec_context * ctx, struct ggspec_tensor * a) {
+    const bool is_node = a->grad != NULL;
+    struct ggspec_tensor * r = ggspec_dup_tensor(ctx, a);
+    ggspec_format_name(r, "%s (cont)", a->name);
+    r->op     = GGSPEC_OP_CONT;
+    r->grad   = grad_for(ctx, r, is_node);
+    r->src[0] = a;
+    return r;
+}
+
+/* reshapes: a contiguous a seen with another shape (a view of a at offset 0) */
+static struct ggspec_tensor * reshape_impl(struct ggspec_context * ctx, struct ggspec_tensor * a, int n_dims, const int64_t * ne) {
+    const bool is_node = a->grad != NULL;
+    struct ggspec_tensor * r = ggspec_internal_new_tensor(ctx, a->type, n_dims, ne, a, 0);
+    ggspec_format_name(r, "%s (reshaped)", a->name);
+    r->op     = GGSPEC_OP_RESHAPE;
+    r->grad   = grad_for(ctx, r, is_node);
+    r->src[0] = a;
+    return r;
+}
+
+struct ggspec_tensor * ggspec_reshape(struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * b) {
+    GGSPEC_ASSERT(ggspec_is_contiguous(a), "ggml_is_contiguous(a)");
+    /* only b's shape matters, so b may be non-contiguous */
+    GGSPEC_ASSERT(ggspec_nelements(a) == ggspec_nelements(b), "ggml_nelements(a) == ggml_nelements(b)");
+    return reshape_impl(ctx, a, GGSPEC_MAX_DIMS, b->ne);
+}
+
+struct ggspec_tensor * ggspec_reshape_1d(struct ggspec_context * ctx, struct ggspec_tensor * a, int64_t ne0) {
+    GGSPEC_ASSERT(ggspec_is_contiguous(a), "ggml_is_contiguous(a)");
+    GGSPEC_ASSERT(ggspec_nelements(a) == ne0, "ggml_nelements(a) == ne0");
+    const int64_t ne[1] = { ne0 };
+    return reshape_impl(ctx, a, 1, ne);
+}
+
+struct ggspec_tensor * ggspec_reshape_2d(struct ggspec_context * ctx, struct ggspec_tensor * a, int64_t ne0, int64_t ne1) {
+    GGSPEC_ASSERT(ggspec_is_contiguous(a), "ggml_is_contiguous(a)");
+    GGSPEC_ASSERT(ggspec_nelements(a) == ne0 * ne1, "ggml_nelements(a) == ne0*ne1");
+    const int64_t ne[2] = { ne0, ne1 };
+    return reshape_impl(ctx, a, 2, ne);
+}
+
+struct ggspec_tensor * ggspec_reshape_3d(struct ggspec_context * ctx, struct ggspec_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2) {
+    GGSPEC_ASSERT(ggspec_is_contiguous(a), "ggml_is_contiguous(a)");
+    GGSPEC_ASSERT(ggspec_nelements(a) == ne0 * ne1 * ne2, "ggml_nelements(a) == ne0*ne1*ne2");
+    const int64_t ne[3] = { ne0, ne1, ne2 };
+    return reshape_impl(ctx, a, 3, ne);
+}
+
+struct ggspec_tensor * ggspec_reshape_4d(struct ggspec_context * ctx, struct ggspec_tensor * a, int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3) {
+    GGSPEC_ASSERT(ggspec_is_contiguous(a), "ggml_is_contiguous(a)");
+    GGSPEC_ASSERT(ggspec_nelements(a) == ne0 * ne1 * ne2 * ne3, "ggml_nelements(a) == ne0*ne1*ne2*ne3");
+    const int64_t ne[4] = { ne0, ne1, ne2, ne3 };
+    return reshape_impl(ctx, a, 4, ne);
+}
+
+/*
+ * Axis i of a becomes axis axis_i of the result (extent and stride move together). rc.8 moves
+ * them through int arrays, truncating extents and strides past INT_MAX; ggspec keeps the full
+ * 64-bit values.
+ */
+struct ggspec_tensor * ggspec_permute(struct ggspec_context * ctx, struct ggspec_tensor * a,
+                                      int axis0, int axis1, int axis2, int axis3) {
+    GGSPEC_ASSERT(axis0 >= 0 && axis0 < GGSPEC_MAX_DIMS, "axis0 >= 0 && axis0 < GGML_MAX_DIMS");
+    GGSPEC_ASSERT(axis1 >= 0 && axis1 < GGSPEC_MAX_DIMS, "axis1 >= 0 && axis1 < GGML_MAX_DIMS");
+    GGSPEC_ASSERT(axis2 >= 0 && axis2 < GGSPEC_MAX_DIMS, "axis2 >= 0 && axis2 < GGML_MAX_DIMS");
+    GGSPEC_ASSERT(axis3 >= 0 && axis3 < GGSPEC_MAX_DIMS, "axis3 >= 0 && axis3 < GGML_MAX_DIMS");
+
+    GGSPEC_ASSERT(axis0 != axis1, "axis0 != axis1");
+    GGSPEC_ASSERT(axis0 != axis2, "axis0 != axis2");
+    GGSPEC_ASSERT(axis0 != axis3, "axis0 != axis3");
+    GGSPEC_ASSERT(axis1 != axis2, "axis1 != axis2");
+    GGSPEC_ASSERT(axis1 != axis3, "axis1 != axis3");
+    GGSPEC_ASSERT(axis2 != axis3, "axis2 != axis3");
+
+    const bool is_node = a->grad != NULL;
+    struct ggspec_tensor * r = ggspec_view_tensor(ctx, a);
+    ggspec_format_name(r, "%s (permuted)", a->name);
+
+    const int axes[4] = { axis0, axis1, axis2, axis3 };
+    for (int i = 0; i < GGSPEC_MAX_DIMS; i++) {
+        r->ne[axes[i]] = a->ne[i];
+#ifdef GGSPEC_DEFECT_PERMUTE_STRIDES
+        /* defect for the suite's self-test: the stride does not move with its axis */
+        r->nb[axes[i]] = a->nb[axes[i]];
+#else
+        r->nb[axes[i]] = a->nb[i];
+#endif
+    }
+
+    r->op   = GGSPEC_OP_PERMUTE;
+    r->grad = grad_for(ctx, r, is_node);
+    r->src[0] = a;
+
+    const int32_t params[4] = { axis0, axis1, axis2, axis3 };
+    memcpy(r->op_params, params, sizeof(params));
+    return r;
+}
+
+struct ggspec_tensor * ggspec_transpose(struct ggspec_context * ctx, struct ggspec_tensor * a) {
+    const bool is_node = a->grad != NULL;
+    struct ggspec_tensor * r = ggspec_view_tensor(ctx, a);
+    ggspec_format_name(r, "%s (transposed)", a->name);
+
+    r->ne[0] = a->ne[1];
+    r->ne[1] = a->ne[0];
+    r->nb[0] = a->nb[1];
+    r->nb[1] = a->nb[0];
+
+    r->op     = GGSPEC_OP_TRANSPOSE;
+    r->grad   = grad_for(ctx, r, is_node);
+    r->src[0] = a;
+    return r;
+}
+
+/*
+ * Rows of a picked by the I32 indices in b: result (a.ne0, b.ne0, b.ne1, b.ne2); row (i, j, k)
+ * is row b[i, j, k] of matrix j of a (a.ne2 == b.ne1). F32 (I32 when a is I32).
+ */
+struct ggspec_tensor * ggspec_get_rows(struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * b) {
+    GGSPEC_ASSERT(a->ne[2] == b->ne[1], "a->ne[2] == b->ne[1]");
+    GGSPEC_ASSERT(b->ne[3] == 1, "b->ne[3] == 1");
+    GGSPEC_ASSERT(b->type == GGSPEC_TYPE_I32, "b->type == GGML_TYPE_I32");
+
+    const bool is_node = a->grad != NULL || b->grad != NULL;
+    const enum ggspec_type type = a->type == GGSPEC_TYPE_I32 ? GGSPEC_TYPE_I32 : GGSPEC_TYPE_F32;
+    struct ggspec_tensor * r = ggspec_new_tensor_4d(ctx, type, a->ne[0], b->ne[0], b->ne[1], b->ne[2]);
+    r->op     = GGSPEC_OP_GET_ROWS;
+    r->grad   = grad_for(ctx, r, is_node);
+    r->src[0] = a;
+    r->src[1] = b;
+    return r;
+}
+
+static struct ggspec_tensor * norm_impl(struct ggspec_context * ctx, struct ggspec_tensor * a, float eps, bool inplace) {
+    /* no backward pass for NORM in rc.8: asking for one aborts */
+    GGSPEC_ASSERT(inplace || a->grad == NULL, "false");
+    struct ggspec_tensor * r = result_like(ctx, a, inplace);
+    memcpy(r->op_params, &eps, sizeof(eps));
+    r->op     = GGSPEC_OP_NORM;
+    r->grad   = NULL;
+    r->src[0] = a;
+    return r;
+}
+
+struct ggspec_tensor * ggspec_norm(struct ggspec_context * ctx, struct ggspec_tensor * a, float eps) {
+    return norm_impl(ctx, a, eps, false);
+}
+
+struct ggspec_tensor * ggspec_norm_inplace(struct ggspec_context * ctx, struct ggspec_tensor * a, float eps) {
+    return norm_impl(ctx, a, eps, true);
+}
+
+static struct ggspec_tensor * soft_max_impl(struct ggspec_context * ctx, struct ggspec_tensor * a,
+                                            struct ggspec_tensor * mask, float scale, bool inplace) {
+    GGSPEC_ASSERT(ggspec_is_contiguous(a), "ggml_is_contiguous(a)");
+    if (mask != NULL) {
+        GGSPEC_ASSERT(ggspec_is_contiguous(mask), "ggml_is_contiguous(mask)");
+        GGSPEC_ASSERT(mask->ne[2] == 1, "mask->ne[2] == 1");
+        GGSPEC_ASSERT(mask->ne[3] == 1, "mask->ne[3] == 1");
+        GGSPEC_ASSERT(can_repeat_rows(mask, a), "ggml_can_repeat_rows(mask, a)");
+    }
+
+    const bool is_node = a->grad != NULL;
+    struct ggspec_tensor * r = result_like(ctx, a, inplace);
+    memcpy(r->op_params, &scale, sizeof(scale));
+    r->op     = GGSPEC_OP_SOFT_MAX;
+    r->grad   = grad_for(ctx, r, is_node);
+    r->src[0] = a;
+    r->src[1] = mask;
+    return r;
+}
+
+struct ggspec_tensor * ggspec_soft_max(struct ggspec_context * ctx, struct ggspec_tensor * a) {
+    return soft_max_impl(ctx, a, NULL, 1.0f, false);
+}
+
+struct ggspec_tensor * ggspec_soft_max_inplace(struct ggspec_context * ctx, struct ggspec_tensor * a) {
+    return soft_max_impl(ctx, a, NULL, 1.0f, true);
+}
+
+struct ggspec_tensor * ggspec_soft_max_ext(struct ggspec_context * ctx, struct ggspec_tensor * a,
+                                           struct ggspec_tensor * mask, float scale) {
+    return soft_max_impl(ctx, a, mask, scale, false);
+}
+
+static struct ggspec_tensor * unary_impl(struct ggspec_context * ctx, struct ggspec_tensor * a,
+                                         enum ggspec_unary_op op, bool inplace) {
+    const bool is_node = !inplace && a->grad != NULL;
+    struct ggspec_tensor * r = result_like(ctx, a, inplace);
+    r->op_params[0] = (int32_t)op;
+    r->op     = GGSPEC_OP_UNARY;
+    r->grad   = grad_for(ctx, r, is_node);
+    r->src[0] = a;
+    return r;
+}
+
+struct ggspec_tensor * ggspec_unary(struct ggspec_context * ctx, struct ggspec_tensor * a, enum ggspec_unary_op op) {
+    return unary_impl(ctx, a, op, false);
+}
+
+struct ggspec_tensor * ggspec_unary_inplace(struct ggspec_context * ctx, struct ggspec_tensor * a, enum ggspec_unary_op op) {
+    return unary_impl(ctx, a, op, true);
+}
+
+struct ggspec_tensor * ggspec_gelu(struct ggspec_context * ctx, struct ggspec_tensor * a) {
+    return unary_impl(ctx, a, GGSPEC_UNARY_OP_GELU, false);
+}
+
+struct ggspec_tensor * ggspec_gelu_inplace(struct ggspec_context * ctx, struct ggspec_tensor * a) {
+    return unary_impl(ctx, a, GGSPEC_UNARY_OP_GELU, true);
+}
+
+struct ggspec_tensor * ggspec_silu(struct ggspec_context * ctx, struct ggspec_tensor * a) {
+    return unary_impl(ctx, a, GGSPEC_UNARY_OP_SILU, false);
+}
+
+struct ggspec_tensor * ggspec_silu_inplace(struct ggspec_context * ctx, struct ggspec_tensor * a) {
+    return unary_impl(ctx, a, GGSPEC_UNARY_OP_SILU, true);
+}
+
+/*
+ * Lookup tables, indexed by an fp16 bit pattern: f(x) rounded to fp16 for GELU, GELU_QUICK,
+ * SILU and exp. A float argument is first rounded to fp16, so these functions are only as
+ * fine-grained as fp16 inputs (as in rc.8, which defines GGML_GELU_FP16, GGML_GELU_QUICK_FP16
+ * and GGML_SILU_FP16, and uses its exp table in SOFT_MAX).
+ */
+
+static const float GELU_COEF_A     = 0.044715f;
+static const float GELU_QUICK_COEF = -1.702f;
+static const float SQRT_2_OVER_PI  = 0.79788456080286535587989211986876f;
+
+static float gelu_f32(float x) {
+    return 0.5f * x * (1.0f + tanhf(SQRT_2_OVER_PI * x * (1.0f + GELU_COEF_A * x * x)));
+}
+
+static float gelu_quick_f32(float x) {
+    return x * (1.0f / (1.0f + expf(GELU_QUICK_COEF * x)));
+}
+
+static float silu_f32(float x) {
+    return x / (1.0f + expf(-x));
+}
+
+static ggspec_fp16_t table_gelu[1 << 16];
+static ggspec_fp16_t table_gelu_quick[1 << 16];
+static ggspec_fp16_t table_silu[1 << 16];
+static ggspec_fp16_t table_exp[1 << 16];
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
+static void build_tables(void) {
+    for (uint32_t i = 0; i < (1u << 16); i++) {
+        const float f = ggspec_fp16_to_fp32((ggspec_fp16_t)i);
+        table_gelu[i]       = ggspec_fp32_to_fp16(gelu_f32(f));
+        table_gelu_quick[i] = ggspec_fp32_to_fp16(gelu_quick_f32(f));
+        table_silu[i]       = ggspec_fp32_to_fp16(silu_f32(f));
+        table_exp[i]        = ggspec_fp32_to_fp16(expf(f));
+    }
+}
+
+static void ensure_tables(void) {
+    pthread_once(&tables_once, build_tables);
+}
+
+static float lookup(const ggspec_fp16_t * table, float x) {
+    return ggspec_fp16_to_fp32(table[ggspec_fp32_to_fp16(x)]);
+}
+
+/* kernels */
+
+static float load_f(enum ggspec_type type, const void * p) {
+    if (type == GGSPEC_TYPE_F32) {
+        float v;
+        memcpy(&v, p, sizeof(v));
+        return v;
+    }
+    ggspec_fp16_t h;
+    memcpy(&h, p, sizeof(h));
+    return ggspec_fp16_to_fp32(h);
+}
+
+static void store_f(enum ggspec_type type, void * p, float v) {
+    if (type == GGSPEC_TYPE_F32) {
+        memcpy(p, &v, sizeof(v));
+    } else {
+        const ggspec_fp16_t h = ggspec_fp32_to_fp16(v);
+        memcpy(p, &h, sizeof(h));
+    }
+}
+
+static bool is_float_type(enum ggspec_type type) {
+    return type == GGSPEC_TYPE_F32 || type == GGSPEC_TYPE_F16;
+}
+
+/* the first and one-past-last of n items that thread ith of nth takes */
+static void share(int64_t n, int ith, int nth, int64_t * lo, int64_t * hi) {
+    const int64_t per = (n + nth - 1) / nth;
+    *lo = per * ith < n ? per * ith : n;
+    *hi = *lo + per < n ? *lo + per : n;
+}
+
+/* row r of t (rows counted over dimensions 1..3) */
+static char * row_ptr(const struct ggspec_tensor * t, int64_t r) {
+    const int64_t i1 = r % t->ne[1];
+    const int64_t i2 = (r / t->ne[1]) % t->ne[2];
+    const int64_t i3 = r / (t->ne[1] * t->ne[2]);
+    return (char *)t->data + i1 * (int64_t)t->nb[1] + i2 * (int64_t)t->nb[2] + i3 * (int64_t)t->nb[3];
+}
+
+/* per-thread float scratch of n floats, spaced a cache line apart (rc.8's layout) */
+static float * thread_scratch(void * wdata, size_t wsize, int ith, int64_t n) {
+    const size_t line = GGSPEC_CACHE_LINE_SIZE / sizeof(float);
+    float * p = (float *)wdata + (size_t)(n + (int64_t)line) * (size_t)ith;
+    GGSPEC_ASSERT(wdata != NULL && (size_t)((char *)(p + n) - (char *)wdata) <= wsize, "work buffer too small");
+    return p;
+}
+
+/*
+ * DUP, CPY, CONT: the elements of src in row-major order go to dst in row-major order (the
+ * shapes may differ, the counts may not). Same types copy bytes (whole blocks for quantized
+ * types); F32 <-> F16 convert; a contiguous quantized dst is filled row by row from floats.
+ */
+struct cursor {
+    const struct ggspec_tensor * t;
+    int64_t i[4];
+};
+
+static void cursor_seek(struct cursor * c, int64_t flat, int64_t units0) {
+    c->i[0] = flat % units0;
+    flat /= units0;
+    c->i[1] = flat % c->t->ne[1];
+    flat /= c->t->ne[1];
+    c->i[2] = flat % c->t->ne[2];
+    c->i[3] = flat / c->t->ne[2];
+}
+
+static char * cursor_ptr(const struct cursor * c) {
+    const struct ggspec_tensor * t = c->t;
+    return (char *)t->data + c->i[0] * (int64_t)t->nb[0] + c->i[1] * (int64_t)t->nb[1] +
+           c->i[2] * (int64_t)t->nb[2] + c->i[3] * (int64_t)t->nb[3];
+}
+
+/* move on by `by` units along dimension 0, carrying into the higher dimensions */
+static void cursor_advance(struct cursor * c, int64_t by, int64_t units0) {
+    c->i[0] += by;
+    while (c->i[0] >= units0) {
+        c->i[0] -= units0;
+        if (++c->i[1] == c->t->ne[1]) {
+            c->i[1] = 0;
+            if (++c->i[2] == c->t->ne[2]) {
+                c->i[2] = 0;
+                ++c->i[3];
+            }
+        }
+    }
+}
+
+static void compute_dup(struct ggspec_tensor * dst, int ith, int nth, void * wdata, size_t wsize) {
+    const struct ggspec_tensor * src = dst->src[0];
+    GGSPEC_ASSERT(ggspec_nelements(dst) == ggspec_nelements(src), "ggml_nelements(dst) == ggml_nelements(src0)");
+
+    const int64_t nr = ggspec_nrows(src);
+    int64_t r0, r1;
+
+    if (src->type == dst->type) {
+        const enum ggspec_type type = src->type;
+        const int64_t blck  = ggspec_blck_size(type);
+        const size_t  tsize = ggspec_type_size(type);
+
+        if (ggspec_is_contiguous(src) && ggspec_is_contiguous(dst)) {
+            /* one byte range, split by whole units */
+            const int64_t units = ggspec_nelements(src) / blck;
+            share(units, ith, nth, &r0, &r1);
+            if (r1 > r0) {
+                memcpy((char *)dst->data + (size_t)r0 * tsize, (const char *)src->data + (size_t)r0 * tsize,
+                       (size_t)(r1 - r0) * tsize);
+            }
+            return;
+        }
+
+        GGSPEC_ASSERT(src->ne[0] % blck == 0 && dst->ne[0] % blck == 0, "rows must hold whole blocks");
+        const int64_t su0 = src->ne[0] / blck;
+        const int64_t du0 = dst->ne[0] / blck;
+        share(nr, ith, nth, &r0, &r1);
+        if (r0 >= r1) {
+            return;
+        }
+        struct cursor d = { .t = dst, .i = { 0, 0, 0, 0 } };
+        cursor_seek(&d, r0 * su0, du0);
+        for (int64_t r = r0; r < r1; r++) {
+            const char * srow = row_ptr(src, r);
+            int64_t k = 0;
+            while (k < su0) {
+                /* a run that stays inside one row on both sides */
+                int64_t run = su0 - k < du0 - d.i[0] ? su0 - k : du0 - d.i[0];
+                char * out = cursor_ptr(&d);
+                if (src->nb[0] == tsize && dst->nb[0] == tsize) {
+                    memcpy(out, srow + (size_t)k * tsize, (size_t)run * tsize);
+                } else {
+                    for (int64_t u = 0; u < run; u++) {
+                        memcpy(out + u * (int64_t)dst->nb[0], srow + (k + u) * (int64_t)src->nb[0], tsize);
+                    }
+                }
+                k += run;
+                cursor_advance(&d, run, du0);
+            }
+        }
+        return;
+    }
+
+    if (is_float_type(src->type) && is_float_type(dst->type)) {
+        share(nr, ith, nth, &r0, &r1);
+        if (r0 >= r1) {
+            return;
+        }
+        struct cursor d = { .t = dst, .i = { 0, 0, 0, 0 } };
+        cursor_seek(&d, r0 * src->ne[0], dst->ne[0]);
+        for (int64_t r = r0; r < r1; r++) {
+            const char * srow = row_ptr(src, r);
+            for (int64_t k = 0; k < src->ne[0]; k++) {
+                store_f(dst->type, cursor_ptr(&d), load_f(src->type, srow + k * (int64_t)src->nb[0]));
+                cursor_advance(&d, 1, dst->ne[0]);
+            }
+        }
+        return;
+    }
+
+    if (is_float_type(src->type) && ggspec_is_quantized(dst->type) && ggspec_internal_has_from_float(dst->type)) {
+        GGSPEC_ASSERT(ggspec_is_contiguous(dst), "ggml_is_contiguous(dst)");
+        GGSPEC_ASSERT(src->ne[0] % ggspec_blck_size(dst->type) == 0, "ne00 % ggml_blck_size(dst->type) == 0");
+        const size_t rs = ggspec_row_size(dst->type, src->ne[0]);
+        float * tmp = thread_scratch(wdata, wsize, ith, src->ne[0]);
+        share(nr, ith, nth, &r0, &r1);
+        for (int64_t r = r0; r < r1; r++) {
+            const char * srow = row_ptr(src, r);
+            for (int64_t k = 0; k < src->ne[0]; k++) {
+                tmp[k] = load_f(src->type, srow + k * (int64_t)src->nb[0]);
+            }
+            ggspec_internal_from_float(dst->type, tmp, (char *)dst->data + (size_t)r * rs, src->ne[0]);
+        }
+        return;
+    }
+
+    fprintf(stderr, "ggspec: %s from %s to %s is not implemented\n", ggspec_op_name(dst->op),
+            ggspec_type_name(src->type), ggspec_type_name(dst->type));
+    GGSPEC_ASSERT(false, "false");
+}
+
+/* ADD, MUL: dst = a (op) b, b repeated along every dimension to a's shape */
+static void compute_binary(struct ggspec_tensor * dst, int ith, int nth, void * wdata, size_t wsize) {
+    const struct ggspec_tensor * a = dst->src[0];
+    const struct ggspec_tensor * b = dst->src[1];
+    const bool is_add = dst->op == GGSPEC_OP_ADD;
+
+    GGSPEC_ASSERT(can_repeat(b, a) && ggspec_are_same_shape(a, dst),
+                  "ggml_can_repeat(src1, src0) && ggml_are_same_shape(src0, dst)");
+
+    int64_t r0, r1;
+    share(ggspec_nrows(a), ith, nth, &r0, &r1);
+
+    if (is_add && ggspec_is_quantized(a->type)) {
+        /* a quantized row: dequantize, add, quantize back into dst's type */
+        GGSPEC_ASSERT(ggspec_are_same_shape(a, b), "ggml_are_same_shape(src0, src1)");
+        GGSPEC_ASSERT(ggspec_internal_has_to_float(a->type), "ADD: no conversion from this quantized type");
+        GGSPEC_ASSERT(a->nb[0] == ggspec_type_size(a->type), "nb00 == ggml_type_size(type)");
+        GGSPEC_ASSERT(is_float_type(b->type), "src1->type == GGML_TYPE_F32");
+        GGSPEC_ASSERT(dst->nb[0] == ggspec_type_size(dst->type), "nb0 == ggml_type_size(dst->type)");
+        float * tmp = thread_scratch(wdata, wsize, ith, a->ne[0]);
+        for (int64_t r = r0; r < r1; r++) {
+            ggspec_internal_to_float(a->type, row_ptr(a, r), tmp, a->ne[0]);
+            const char * brow = row_ptr(b, r);
+            for (int64_t k = 0; k < a->ne[0]; k++) {
+                tmp[k] += load_f(b->type, brow + k * (int64_t)b->nb[0]);
+            }
+            ggspec_internal_from_float(dst->type, tmp, row_ptr(dst, r), a->ne[0]);
+        }
+        return;
+    }
+
+    if (!is_float_type(a->type) || !is_float_type(b->type) || !is_float_type(dst->type)) {
+        fprintf(stderr, "ggspec: %s of %s and %s is not implemented\n", ggspec_op_name(dst->op),
+                ggspec_type_name(a->type), ggspec_type_name(b->type));
+        GGSPEC_ASSERT(false, "false");
+    }
+
+    const bool all_f32 = a->type == GGSPEC_TYPE_F32 && b->type == GGSPEC_TYPE_F32 && dst->type == GGSPEC_TYPE_F32 &&
+                         a->nb[0] == sizeof(float) && b->nb[0] == sizeof(float) && dst->nb[0] == sizeof(float);
+
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t i1 = r % a->ne[1];
+        const int64_t i2 = (r / a->ne[1]) % a->ne[2];
+        const int64_t i3 = r / (a->ne[1] * a->ne[2]);
+        const char * arow = row_ptr(a, r);
+        char *       drow = row_ptr(dst, r);
+        const char * brow = (const char *)b->data + (i1 % b->ne[1]) * (int64_t)b->nb[1] +
+                            (i2 % b->ne[2]) * (int64_t)b->nb[2] + (i3 % b->ne[3]) * (int64_t)b->nb[3];
+
+        if (all_f32) {
+            const float * x = (const float *)arow;
+            const float * y = (const float *)brow;
+            float *       z = (float *)drow;
+            for (int64_t k = 0; k < a->ne[0]; k++) {
+                const float v = y[k % b->ne[0]];
+                z[k] = is_add ? x[k] + v : x[k] * v;
+            }
+            continue;
+        }
+        for (int64_t k = 0; k < a->ne[0]; k++) {
+            const float x = load_f(a->type, arow + k * (int64_t)a->nb[0]);
+            const float y = load_f(b->type, brow + (k % b->ne[0]) * (int64_t)b->nb[0]);
+            store_f(dst->type, drow + k * (int64_t)dst->nb[0], is_add ? x + y : x * y);
+        }
+    }
+}
+
+static void compute_scale(struct ggspec_tensor * dst, int ith, int nth) {
+    const struct ggspec_tensor * a = dst->src[0];
+    GGSPEC_ASSERT(ggspec_are_same_shape(a, dst), "ggml_are_same_shape(src0, dst)");
+    GGSPEC_ASSERT(is_float_type(a->type) && is_float_type(dst->type), "SCALE: only F32 and F16 are implemented");
+
+    float s;
+    memcpy(&s, dst->op_params, sizeof(s));
+
+    int64_t r0, r1;
+    share(ggspec_nrows(a), ith, nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const char * x = row_ptr(a, r);
+        char *       y = row_ptr(dst, r);
+        for (int64_t k = 0; k < a->ne[0]; k++) {
+            store_f(dst->type, y + k * (int64_t)dst->nb[0], load_f(a->type, x + k * (int64_t)a->nb[0]) * s);
+        }
+    }
+}
+
+static float unary_f32(enum ggspec_unary_op op, float x) {
+    switch (op) {
+        case GGSPEC_UNARY_OP_ABS:        return fabsf(x);
+        case GGSPEC_UNARY_OP_SGN:        return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f);
+        case GGSPEC_UNARY_OP_NEG:        return -x;
+        case GGSPEC_UNARY_OP_STEP:       return x > 0.0f ? 1.0f : 0.0f;
+        case GGSPEC_UNARY_OP_TANH:       return tanhf(x);
+        case GGSPEC_UNARY_OP_ELU:        return x > 0.0f ? x : expf(x) - 1.0f;
+        case GGSPEC_UNARY_OP_RELU:       return x > 0.0f ? x : 0.0f;
+        case GGSPEC_UNARY_OP_GELU:       return lookup(table_gelu, x);
+        case GGSPEC_UNARY_OP_GELU_QUICK: return lookup(table_gelu_quick, x);
+        case GGSPEC_UNARY_OP_SILU:       return lookup(table_silu, x);
+        default:
+            GGSPEC_ASSERT(false, "false");
+            return 0.0f;
+    }
+}
+
+static void compute_unary(struct ggspec_tensor * dst, int ith, int nth) {
+    const struct ggspec_tensor * a = dst->src[0];
+    const enum ggspec_unary_op op = ggspec_get_unary_op(dst);
+    GGSPEC_ASSERT(ggspec_are_same_shape(a, dst), "ggml_are_same_shape(src0, dst)");
+    GGSPEC_ASSERT(is_float_type(a->type) && is_float_type(dst->type), "UNARY: only F32 and F16 are implemented");
+    GGSPEC_ASSERT((unsigned)op < GGSPEC_UNARY_OP_COUNT, "unknown unary op");
+    ensure_tables();
+
+    int64_t r0, r1;
+    share(ggspec_nrows(a), ith, nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const char * x = row_ptr(a, r);
+        char *       y = row_ptr(dst, r);
+        for (int64_t k = 0; k < a->ne[0]; k++) {
+            store_f(dst->type, y + k * (int64_t)dst->nb[0], unary_f32(op, load_f(a->type, x + k * (int64_t)a->nb[0])));
+        }
+    }
+}
+
+/* NORM: each row minus its mean, divided by sqrt(variance + eps) */
+static void compute_norm(struct ggspec_tensor * dst, int ith, int nth) {
+    const struct ggspec_tensor * a = dst->src[0];
+    GGSPEC_ASSERT(ggspec_are_same_shape(a, dst), "ggml_are_same_shape(src0, dst)");
+    GGSPEC_ASSERT(is_float_type(a->type) && is_float_type(dst->type), "NORM: only F32 and F16 are implemented");
+
+    float eps;
+    memcpy(&eps, dst->op_params, sizeof(eps));
+    GGSPEC_ASSERT(eps > 0.0f, "eps > 0.0f");
+
+    const int64_t n = a->ne[0];
+    int64_t r0, r1;
+    share(ggspec_nrows(a), ith, nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const char * x = row_ptr(a, r);
+        char *       y = row_ptr(dst, r);
+
+        double sum = 0.0;
+        for (int64_t k = 0; k < n; k++) {
+            sum += (double)load_f(a->type, x + k * (int64_t)a->nb[0]);
+        }
+        const float mean = (float)(sum / (double)n);
+
+        double sum2 = 0.0;
+        for (int64_t k = 0; k < n; k++) {
+            const float v = load_f(a->type, x + k * (int64_t)a->nb[0]) - mean;
+            sum2 += (double)(v * v);
+        }
+        const float variance = (float)(sum2 / (double)n);
+        const float scale = 1.0f / sqrtf(variance + eps);
+
+        /* the centred value is recomputed (bit-identical) rather than kept, so dst may alias a */
+        for (int64_t k = 0; k < n; k++) {
+            const float v = load_f(a->type, x + k * (int64_t)a->nb[0]) - mean;
+            store_f(dst->type, y + k * (int64_t)dst->nb[0], v * scale);
+        }
+    }
+}
+
+/*
+ * SOFT_MAX: per row, w = x * scale (+ mask row (r mod mask rows)); e = exp(w - max w) through
+ * the fp16 table, 0 where w is -inf; the result is e * (float)(1 / sum e), summed in double.
+ */
+static void compute_soft_max(struct ggspec_tensor * dst, int ith, int nth, void * wdata, size_t wsize) {
+    const struct ggspec_tensor * a    = dst->src[0];
+    const struct ggspec_tensor * mask = dst->src[1];
+    GGSPEC_ASSERT(ggspec_are_same_shape(a, dst), "ggml_are_same_shape(src0, dst)");
+    GGSPEC_ASSERT(is_float_type(a->type) && is_float_type(dst->type), "SOFT_MAX: only F32 and F16 are implemented");
+    GGSPEC_ASSERT(mask == NULL || is_float_type(mask->type), "SOFT_MAX: the mask must be F32 or F16");
+    ensure_tables();
+
+    float scale;
+    memcpy(&scale, dst->op_params, sizeof(scale));
+
+    const int64_t n = a->ne[0];
+    float * w = thread_scratch(wdata, wsize, ith, n);
+
+    int64_t r0, r1;
+    share(ggspec_nrows(a), ith, nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const char * x = row_ptr(a, r);
+        char *       y = row_ptr(dst, r);
+        const char * m = mask != NULL ? (const char *)mask->data + (r % mask->ne[1]) * (int64_t)mask->nb[1] : NULL;
+
+        for (int64_t k = 0; k < n; k++) {
+            w[k] = load_f(a->type, x + k * (int64_t)a->nb[0]);
+            w[k] *= scale;
+            if (m != NULL) {
+                w[k] += load_f(mask->type, m + k * (int64_t)mask->nb[0]);
+            }
+        }
+
+        float max = -INFINITY;
+        for (int64_t k = 0; k < n; k++) {
+            max = max > w[k] ? max : w[k];
+        }
+
+        double sum = 0.0;
+        for (int64_t k = 0; k < n; k++) {
+            if (w[k] == -INFINITY) {
+                w[k] = 0.0f;
+            } else {
+                w[k] = lookup(table_exp, w[k] - max);
+                sum += (double)w[k];
+            }
+        }
+
+        const float inv = (float)(1.0 / sum);
+        for (int64_t k = 0; k < n; k++) {
+            store_f(dst->type, y + k * (int64_t)dst->nb[0], w[k] * inv);
+        }
+    }
+}
+
+static void compute_get_rows(struct ggspec_tensor * dst, int ith, int nth) {
+    const struct ggspec_tensor * a = dst->src[0];
+    const struct ggspec_tensor * b = dst->src[1];
+    GGSPEC_ASSERT(b->type == GGSPEC_TYPE_I32, "src1->type == GGML_TYPE_I32");
+    GGSPEC_ASSERT(dst->ne[0] == a->ne[0], "ne0 == nc");
+    GGSPEC_ASSERT(a->ne[2] == b->ne[1], "ne02 == ne11");
+
+    const int64_t nc = a->ne[0];
+    const bool plain = a->type == GGSPEC_TYPE_F32 || a->type == GGSPEC_TYPE_I32;
+    if (!plain) {
+        GGSPEC_ASSERT(a->type == GGSPEC_TYPE_F16 || ggspec_internal_has_to_float(a->type),
+                      "GET_ROWS: no conversion from this type");
+        GGSPEC_ASSERT(a->nb[0] == ggspec_type_size(a->type), "nb00 == ggml_type_size(type)");
+    }
+
+    int64_t r0, r1;
+    share(b->ne[0] * b->ne[1] * b->ne[2], ith, nth, &r0, &r1);
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t i10 = r % b->ne[0];
+        const int64_t i11 = (r / b->ne[0]) % b->ne[1];
+        const int64_t i12 = r / (b->ne[0] * b->ne[1]);
+
+        int32_t idx;
+        memcpy(&idx, (const char *)b->data + i10 * (int64_t)b->nb[0] + i11 * (int64_t)b->nb[1] + i12 * (int64_t)b->nb[2],
+               sizeof(idx));
+        /* rc.8 reads out of bounds here; ggspec refuses */
+        GGSPEC_ASSERT(idx >= 0 && idx < a->ne[1], "i01 >= 0 && i01 < ne01");
+
+        const char * x = (const char *)a->data + idx * (int64_t)a->nb[1] + i11 * (int64_t)a->nb[2] + i12 * (int64_t)a->nb[3];
+        char *       y = (char *)dst->data + i10 * (int64_t)dst->nb[1] + i11 * (int64_t)dst->nb[2] + i12 * (int64_t)dst->nb[3];
+
+        if (plain) {
+            for (int64_t k = 0; k < nc; k++) {
+                memcpy(y + k * (int64_t)dst->nb[0], x + k * (int64_t)a->nb[0], 4);
+            }
+        } else {
+            GGSPEC_ASSERT(dst->nb[0] == sizeof(float), "nb0 == sizeof(float)");
+            ggspec_internal_to_float(a->type, x, (float *)y, nc);
+        }
+    }
+}
+
+/*
+ * MUL_MAT: dst[i, j] = dot(row i of a, row j of b). b's rows are first converted to a's
+ * vec_dot_type (init phase) unless they already have it; each dot product is computed whole
+ * by one thread. a's matrices are broadcast over b's dimensions 2 and 3.
+ */
+static void compute_mul_mat_init(struct ggspec_tensor * dst, void * wdata, size_t wsize) {
+    const struct ggspec_tensor * a = dst->src[0];
+    const struct ggspec_tensor * b = dst->src[1];
+    const enum ggspec_type vdt = ggspec_vec_dot_type(a->type);
+    if (b->type == vdt) {
+        return;
+    }
+    GGSPEC_ASSERT(b->type == GGSPEC_TYPE_F32, "src1->type == GGML_TYPE_F32");
+    GGSPEC_ASSERT(b->nb[0] == sizeof(float), "nb10 == ggml_type_size(src1->type)");
+    GGSPEC_ASSERT(b->ne[0] % ggspec_blck_size(vdt) == 0, "ne10 % ggml_blck_size(vec_dot_type) == 0");
+
+    const size_t rs = ggspec_row_size(vdt, b->ne[0]);
+    const int64_t nr = ggspec_nrows(b);
+    GGSPEC_ASSERT(wdata != NULL && wsize >= rs * (size_t)nr, "params->wsize >= ne11*ne12*ne13*row_size");
+    for (int64_t r = 0; r < nr; r++) {
+        ggspec_internal_from_float(vdt, (const float *)row_ptr(b, r), (char *)wdata + (size_t)r * rs, b->ne[0]);
+    }
+}
+
+static void compute_mul_mat(struct ggspec_tensor * dst, int ith, int nth, void * wdata) {
+    const struct ggspec_tensor * a = dst->src[0];
+    const struct ggspec_tensor * b = dst->src[1];
+    const enum ggspec_type type = a->type;
+    const enum ggspec_type vdt  = ggspec_vec_dot_type(type);
+
+    GGSPEC_ASSERT(dst->ne[0] == a->ne[1], "ne0 == ne01");
+    GGSPEC_ASSERT(dst->ne[1] == b->ne[1], "ne1 == ne11");
+    GGSPEC_ASSERT(dst->ne[2] == b->ne[2], "ne2 == ne12");
+    GGSPEC_ASSERT(dst->ne[3] == b->ne[3], "ne3 == ne13");
+    GGSPEC_ASSERT(a->nb[0] == ggspec_type_size(type), "nb00 == ggml_type_size(type)");
+    GGSPEC_ASSERT(b->nb[0] == ggspec_type_size(b->type), "nb10 == ggml_type_size(src1->type)");
+    GGSPEC_ASSERT(dst->type == GGSPEC_TYPE_F32 && dst->nb[0] == sizeof(float), "nb0 == sizeof(float)");
+    GGSPEC_ASSERT(dst->nb[0] <= dst->nb[1], "nb0 <= nb1");
+    GGSPEC_ASSERT(dst->nb[1] <= dst->nb[2], "nb1 <= nb2");
+    GGSPEC_ASSERT(dst->nb[2] <= dst->nb[3], "nb2 <= nb3");
+    GGSPEC_ASSERT(a->ne[0] % ggspec_blck_size(type) == 0, "ne00 % ggml_blck_size(type) == 0");
+
+    const int64_t r2 = b->ne[2] / a->ne[2];
+    const int64_t r3 = b->ne[3] / a->ne[3];
+
+    const bool converted = b->type != vdt;
+    const bool packed    = converted || ggspec_is_contiguous(b);
+    const char * bdata   = converted ? (const char *)wdata : (const char *)b->data;
+    const size_t rs      = ggspec_row_size(vdt, b->ne[0]);
+
+    const int64_t nr0 = a->ne[1];                       /* rows of a */
+    const int64_t nr1 = b->ne[1] * b->ne[2] * b->ne[3]; /* rows of b */
+
+    /* split the larger side among the threads */
+    int64_t a0 = 0, a1 = nr0, b0 = 0, b1 = nr1;
+    if (nr0 > nr1) {
+        share(nr0, ith, nth, &a0, &a1);
+    } else {
+        share(nr1, ith, nth, &b0, &b1);
+    }
+
+    for (int64_t j = b0; j < b1; j++) {
+        const int64_t i11 = j % b->ne[1];
+        const int64_t i12 = (j / b->ne[1]) % b->ne[2];
+        const int64_t i13 = j / (b->ne[1] * b->ne[2]);
+
+        const char * col = packed ? bdata + (size_t)j * rs
+                                  : bdata + i11 * (int64_t)b->nb[1] + i12 * (int64_t)b->nb[2] + i13 * (int64_t)b->nb[3];
+        const char * amat = (const char *)a->data + (i12 / r2) * (int64_t)a->nb[2] + (i13 / r3) * (int64_t)a->nb[3];
+        float * out = (float *)((char *)dst->data + i11 * (int64_t)dst->nb[1] + i12 * (int64_t)dst->nb[2] +
+                                i13 * (int64_t)dst->nb[3]);
+
+        for (int64_t i = a0; i < a1; i++) {
+            out[i] = ggspec_internal_vec_dot(type, a->ne[0], amat + i * (int64_t)a->nb[1], col);
+        }
+    }
+}
+
+/* the executor's view of operations */
+
+int ggspec_internal_n_tasks(const struct ggspec_tensor * node, int n_threads) {
+    switch (node->op) {
+        case GGSPEC_OP_CPY:
+        case GGSPEC_OP_DUP:
+        case GGSPEC_OP_ADD:
+        case GGSPEC_OP_ADD1:
+        case GGSPEC_OP_ACC:
+        case GGSPEC_OP_MUL:
+        case GGSPEC_OP_DIV:
+        case GGSPEC_OP_NORM:
+        case GGSPEC_OP_RMS_NORM:
+        case GGSPEC_OP_MUL_MAT:
+        case GGSPEC_OP_MUL_MAT_ID:
+        case GGSPEC_OP_OUT_PROD:
+        case GGSPEC_OP_ROPE:
+            return n_threads;
+        case GGSPEC_OP_UNARY:
+            switch (ggspec_get_unary_op(node)) {
+                case GGSPEC_UNARY_OP_GELU:
+                case GGSPEC_UNARY_OP_GELU_QUICK:
+                case GGSPEC_UNARY_OP_SILU:
+                    return n_threads;
+                default:
+                    return 1;
+            }
+        case GGSPEC_OP_SOFT_MAX: {
+            const int64_t nr = ggspec_nrows(node->src[0]);
+            const int64_t n  = n_threads < 4 ? n_threads : 4;
+            return (int)(n < nr ? n : nr);
+        }
+        default:
+            /* SCALE, CONT, GET_ROWS, the view operations and NONE run on one thread in rc.8 */
+            return 1;
+    }
+}
+
+/* rc.8's work size for one node (before the per-thread cache-line padding is added) */
+size_t ggspec_internal_work_size(const struct ggspec_tensor * node, int n_threads) {
+    const size_t n_tasks = (size_t)ggspec_internal_n_tasks(node, n_threads);
+    switch (node->op) {
+        case GGSPEC_OP_CPY:
+        case GGSPEC_OP_DUP:
+            if (ggspec_is_quantized(node->type)) {
+                /* a float row per thread; the source row (ggspec reads that many) may be longer */
+                const int64_t ne = node->ne[0] > node->src[0]->ne[0] ? node->ne[0] : node->src[0]->ne[0];
+                return sizeof(float) * (size_t)ne * n_tasks;
+            }
+            return 0;
+        case GGSPEC_OP_ADD:
+        case GGSPEC_OP_ADD1:
+            if (ggspec_is_quantized(node->src[0]->type)) {
+                return sizeof(float) * (size_t)node->src[0]->ne[0] * n_tasks;
+            }
+            return 0;
+        case GGSPEC_OP_ACC:
+            if (ggspec_is_quantized(node->src[0]->type)) {
+                return sizeof(float) * (size_t)node->src[1]->ne[0] * n_tasks;
+            }
+            return 0;
+        case GGSPEC_OP_MUL_MAT: {
+            const enum ggspec_type vdt = ggspec_vec_dot_type(node->src[0]->type);
+            if (node->src[1]->type != vdt) {
+                return ggspec_row_size(vdt, ggspec_nelements(node->src[1]));
+            }
+            return 0;
+        }
+        case GGSPEC_OP_OUT_PROD:
+            if (ggspec_is_quantized(node->src[0]->type)) {
+                return sizeof(float) * (size_t)node->src[0]->ne[0] * n_tasks;
+            }
+            return 0;
+        case GGSPEC_OP_SOFT_MAX:
+        case GGSPEC_OP_ROPE:
+            return sizeof(float) * (size_t)node->ne[0] * n_tasks;
+        default:
+            return 0;
+    }
+}
+
+void ggspec_internal_compute_init(struct ggspec_tensor * node, void * wdata, size_t wsize) {
+    if (node->op == GGSPEC_OP_MUL_MAT) {
+        compute_mul_mat_init(node, wdata, wsize);
+    }
+}
+
+void ggspec_internal_compute(struct ggspec_tensor * node, int ith, int nth, void * wdata, size_t wsize) {
+    switch (node->op) {
+        case GGSPEC_OP_NONE:
+        case GGSPEC_OP_VIEW:
+        case GGSPEC_OP_RESHAPE:
+        case GGSPEC_OP_PERMUTE:
+        case GGSPEC_OP_TRANSPOSE:
+            return; /* nothing to compute: the bytes are the source's */
+        case GGSPEC_OP_DUP:
+        case GGSPEC_OP_CPY:
+        case GGSPEC_OP_CONT:
+            compute_dup(node, ith, nth, wdata, wsize);
+            return;
+        case GGSPEC_OP_ADD:
+        case GGSPEC_OP_MUL:
+            compute_binary(node, ith, nth, wdata, wsize);
+            return;
+        case GGSPEC_OP_SCALE:
+            compute_scale(node, ith, nth);
+            return;
+        case GGSPEC_OP_UNARY:
+            compute_unary(node, ith, nth);
+            return;
+        case GGSPEC_OP_NORM:
+            compute_norm(node, ith, nth);
+            return;
+        case GGSPEC_OP_SOFT_MAX:
+            compute_soft_max(node, ith, nth, wdata, wsize);
+            return;
+        case GGSPEC_OP_GET_ROWS:
+            compute_get_rows(node, ith, nth);
+            return;
+        case GGSPEC_OP_MUL_MAT:
+            compute_mul_mat(node, ith, nth, wdata);
+            return;
+        default:
+            fprintf(stderr, "ggspec: op not implemented: %s\n", ggspec_op_name(node->op));
+            GGSPEC_ASSERT(false, "false");
+    }
+}
+
+/* the graph executor */
+
+struct ggspec_cplan ggspec_graph_plan(const struct ggspec_cgraph * cgraph, int n_threads) {
+    if (n_threads <= 0) {
+        n_threads = GGSPEC_DEFAULT_N_THREADS;
+    }
+    size_t work = 0;
+    for (int i = 0; i < cgraph->n_nodes; i++) {
+        const size_t cur = ggspec_internal_work_size(cgraph->nodes[i], n_threads);
+        work = cur > work ? cur : work;
+    }
+    if (work > 0) {
+        /* room to put each thread's scratch on its own cache line */
+        work += GGSPEC_CACHE_LINE_SIZE * (size_t)(n_threads - 1);
+    }
+
+    struct ggspec_cplan plan;
+    memset(&plan, 0, sizeof(plan));
+    plan.n_threads = n_threads;
+    plan.work_size = work;
+    plan.work_data = NULL;
+    return plan;
+}
+
+struct compute_shared {
+    struct ggspec_cgraph *      graph;
+    const struct ggspec_cplan * plan;
+    pthread_barrier_t           barrier;
+    volatile bool               stop; /* written by thread 0 between two barriers */
+};
+
+struct compute_worker {
+    struct compute_shared * shared;
+    int                     ith;
+};
+
+/*
+ * Every thread walks all nodes. For each node, thread 0 checks the abort callback and runs
+ * the init phase, all wait, the threads below n_tasks compute their share, all wait again.
+ */
+static void * compute_thread(void * arg) {
+    struct compute_worker * w = arg;
+    struct compute_shared * s = w->shared;
+    const int nth_all = s->plan->n_threads;
+
+    for (int i = 0; i < s->graph->n_nodes; i++) {
+        struct ggspec_tensor * node = s->graph->nodes[i];
+        if (w->ith == 0) {
+            if (s->plan->abort_callback != NULL && s->plan->abort_callback(s->plan->abort_callback_data)) {
+                s->stop = true;
+            } else {
+                ggspec_internal_compute_init(node, s->plan->work_data, s->plan->work_size);
+            }
+        }
+        if (nth_all > 1) {
+            pthread_barrier_wait(&s->barrier);
+        }
+        if (s->stop) {
+            break;
+        }
+        const int n_tasks = ggspec_internal_n_tasks(node, nth_all);
+        if (w->ith < n_tasks) {
+            ggspec_internal_compute(node, w->ith, n_tasks, s->plan->work_data, s->plan->work_size);
+        }
+        if (nth_all > 1) {
+            pthread_barrier_wait(&s->barrier);
+        }
+    }
+    return NULL;
+}
+
+int ggspec_graph_compute(struct ggspec_cgraph * cgraph, struct ggspec_cplan * cplan) {
+    GGSPEC_ASSERT(cplan != NULL, "cplan");
+    GGSPEC_ASSERT(cplan->n_threads > 0, "cplan->n_threads > 0");
+    if (cplan->work_size > 0) {
+        GGSPEC_ASSERT(cplan->work_data != NULL, "cplan->work_data");
+    }
+
+    const int n = cplan->n_threads;
+    struct compute_shared shared = { .graph = cgraph, .plan = cplan, .stop = false };
+    struct compute_worker * workers = calloc((size_t)n, sizeof(*workers));
+    pthread_t * threads = calloc((size_t)n, sizeof(*threads));
+    GGSPEC_ASSERT(workers != NULL && threads != NULL, "out of memory for compute threads");
+
+    if (n > 1) {
+        pthread_barrier_init(&shared.barrier, NULL, (unsigned)n);
+    }
+    for (int j = 0; j < n; j++) {
+        workers[j] = (struct compute_worker) { .shared = &shared, .ith = j };
+    }
+    for (int j = 1; j < n; j++) {
+        const int rc = pthread_create(&threads[j], NULL, compute_thread, &workers[j]);
+        GGSPEC_ASSERT(rc == 0, "rc == 0");
+    }
+    compute_thread(&workers[0]);
+    for (int j = 1; j < n; j++) {
+        const int rc = pthread_join(threads[j], NULL);
+        GGSPEC_ASSERT(rc == 0, "rc == 0");
+    }
+    if (n > 1) {
+        pthread_barrier_destroy(&shared.barrier);
+    }
+    free(workers);
+    free(threads);
+
+    cgraph->perf_runs++;
+    return shared.stop ? GGSPEC_EXIT_ABORTED : GGSPEC_EXIT_SUCCESS;
+}

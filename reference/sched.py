@@ -1,0 +1,447 @@
+"""SCHED: the backend scheduler — one graph over several backends.
+
+`sched_new` keeps backends in priority order (index 0 most wanted, the last the fallback).
+`split_graph` decides a backend for every node (passes 1 to 3) and cuts the nodes into splits
+with copies of their cross-backend inputs (pass 4); `graph_compute` allocates the splits and
+runs them. Internally rc.8 identifies a backend by its allocator (`tallocr`); so does the model,
+and `cause` records which pass decided each tensor (what `ggspec explain` shows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .alloc import (
+    Gallocr,
+    Tallocr,
+    gallocr_alloc_graph_n,
+    gallocr_free,
+    gallocr_new,
+    tallocr_free,
+    tallocr_get_buffer,
+    tallocr_is_measure,
+    tallocr_max_size,
+    tallocr_new_from_buft,
+    tallocr_new_measure_from_buft,
+    tallocr_reset,
+)
+from .backend import Backend, backend_get_default_buffer_type, backend_graph_compute, backend_name
+from .buffer import Buffer, BufferType, BufferUsage, buft_supports_backend
+from .clauses import implements, require, undefined
+from .copy import tensor_copy_async
+from .graph import CGraph, HashSet, graph_view, hash_size, new_graph_custom
+from .tensor import Context, Tensor
+from .types import MAX_NAME, Op
+from .world import World
+
+MAX_BACKENDS = 16
+MAX_SPLITS = 256
+MAX_SPLIT_INPUTS = 16
+
+VIEW_OPS = frozenset({Op.VIEW, Op.RESHAPE, Op.PERMUTE, Op.TRANSPOSE})
+
+#: `bool callback(tensor, ask, user_data)`; the model passes no user data
+EvalCallback = Callable[[Tensor, bool], bool]
+
+
+@dataclass
+class Split:
+    """`struct ggml_backend_sched_split`: a node range on one backend and its inputs."""
+
+    tallocr: Tallocr | None
+    i_start: int = 0
+    i_end: int = 0
+    inputs: list[Tensor] = field(default_factory=list)
+    graph: CGraph | None = None
+
+
+@dataclass(eq=False)
+class Sched:
+    """`struct ggml_backend_sched`."""
+
+    world: World
+    backends: list[Backend]
+    bufts: list[BufferType]
+    tallocs: list[Tallocr]
+    galloc: Gallocr
+    hash_set: HashSet
+    node_talloc: dict[int, Tallocr | None] = field(default_factory=dict)
+    node_copies: dict[int, dict[int, Tensor]] = field(default_factory=dict)
+    cause: dict[int, str] = field(default_factory=dict)
+    splits: list[Split] = field(default_factory=list)
+    graph: CGraph | None = None
+    ctx: Context | None = None
+    is_reset: bool = False
+    callback_eval: EvalCallback | None = None
+    freed: bool = False
+
+
+# --- small helpers, each one rule ---------------------------------------------------------------
+
+
+def is_view_op(op: Op) -> bool:
+    """View ops (VIEW, RESHAPE, PERMUTE, TRANSPOSE) are skipped by passes 2 and 4."""
+    return op in VIEW_OPS
+
+
+def backend_prio(sched: Sched, backend: Backend | None) -> int:
+    """SCHED-4: a backend's priority is its index; a foreign backend gets INT_MAX."""
+    for i, b in enumerate(sched.backends):
+        if b is backend:
+            return i
+    return 2**31 - 1
+
+
+def allocr_prio(sched: Sched, talloc: Tallocr | None) -> int:
+    for i, t in enumerate(sched.tallocs):
+        if t is talloc:
+            return i
+    return 2**31 - 1
+
+
+def allocr_backend(sched: Sched, talloc: Tallocr | None) -> Backend | None:
+    if talloc is None:
+        return None
+    return sched.backends[allocr_prio(sched, talloc)]
+
+
+def _slot(sched: Sched, t: Tensor) -> int:
+    return sched.hash_set.find_or_insert(t)
+
+
+def get_assignment(sched: Sched, t: Tensor) -> Tallocr | None:
+    return sched.node_talloc.get(_slot(sched, t))
+
+
+def _assign(sched: Sched, t: Tensor, talloc: Tallocr | None, cause: str) -> None:
+    slot = _slot(sched, t)
+    sched.node_talloc[slot] = talloc
+    if talloc is not None:
+        sched.cause[slot] = cause
+
+
+def cause_of(sched: Sched, t: Tensor) -> str:
+    """Which pass decided `t` ("1.dst", "1.vsrc", "1.wgt0", "2.1" ... "4.cpy", "user")."""
+    return sched.cause.get(_slot(sched, t), "")
+
+
+@implements("SCHED-5")
+def allocr_from_buffer(sched: Sched, buffer: Buffer | None) -> Tallocr | None:
+    """SCHED-5, SCHED-6: the allocator owning `buffer`, else the highest-priority backend its
+    type supports; none at all aborts."""
+    if buffer is None:
+        return None
+    for t in sched.tallocs:
+        if tallocr_get_buffer(t) is buffer:
+            return t
+    for i, b in enumerate(sched.backends):
+        if buft_supports_backend(buffer.buft, b):
+            return sched.tallocs[i]
+    require(False, "SCHED-6")
+    return None
+
+
+def allocr_from_cur(sched: Sched, node: Tensor) -> tuple[Tallocr | None, str]:
+    """SCHED-7: own buffer, else view_src's buffer, else the first source in a WEIGHTS buffer."""
+    cur = allocr_from_buffer(sched, node.buffer)
+    if cur is not None:
+        return cur, "1.dst"
+    if node.view_src is not None:
+        cur = allocr_from_buffer(sched, node.view_src.buffer)
+        if cur is not None:
+            return cur, "1.vsrc"
+    for i, src in enumerate(node.src):
+        if src is None:
+            break
+        if src.buffer is not None and src.buffer.usage == BufferUsage.WEIGHTS:
+            return allocr_from_buffer(sched, src.buffer), f"1.wgt{i}"
+    return None, ""
+
+
+# --- construction, reset, free ------------------------------------------------------------------
+
+
+@implements("SCHED-3", "SCHED-4")
+def sched_new(world: World, backends: list[Backend], bufts: list[BufferType] | None, graph_size: int) -> Sched:
+    """SCHED-1 to SCHED-4."""
+    n = len(backends)
+    require(n > 0, "SCHED-1")
+    require(n <= MAX_BACKENDS, "SCHED-2")
+    if bufts is not None and len(bufts) < n:
+        undefined("SCHED-3", f"bufts has {len(bufts)} entries for {n} backends")
+    chosen = [bufts[i] if bufts is not None else backend_get_default_buffer_type(b) for i, b in enumerate(backends)]
+    sched = Sched(
+        world=world,
+        backends=list(backends),
+        bufts=chosen,
+        tallocs=[tallocr_new_measure_from_buft(bt) for bt in chosen],
+        galloc=gallocr_new(),
+        hash_set=HashSet(hash_size(graph_size + MAX_SPLITS * MAX_SPLIT_INPUTS), "SCHED-3"),
+    )
+    sched_reset(sched)
+    return sched
+
+
+@implements("SCHED-26")
+def sched_reset(sched: Sched) -> None:
+    """SCHED-26: reset the allocators, forget assignments and copies."""
+    for t in sched.tallocs:
+        tallocr_reset(t)
+    sched.hash_set.clear()
+    sched.node_talloc.clear()
+    sched.node_copies.clear()
+    sched.cause.clear()
+    sched.is_reset = True
+
+
+def sched_free(sched: Sched | None) -> None:
+    if sched is None:
+        return
+    for t in sched.tallocs:
+        tallocr_free(t)
+    gallocr_free(sched.galloc)
+    sched.freed = True
+
+
+# --- splitting ----------------------------------------------------------------------------------
+
+
+@implements("SCHED-7")
+def _pass1(sched: Sched, graph: CGraph) -> None:
+    for leaf in graph.leaf_list():
+        if get_assignment(sched, leaf) is not None:
+            continue  # a user assignment
+        _assign(sched, leaf, *allocr_from_cur(sched, leaf))
+    for node in graph.node_list():
+        if get_assignment(sched, node) is not None:
+            continue  # a user assignment: its sources wait for pass 3
+        _assign(sched, node, *allocr_from_cur(sched, node))
+        for src in node.src:
+            if src is None:
+                break
+            if get_assignment(sched, src) is None:
+                _assign(sched, src, *allocr_from_cur(sched, src))
+
+
+def _expand(sched: Sched, graph: CGraph, upward: bool, skip_lowest: bool, cause: str) -> None:
+    """One of passes 2.1 to 2.4: carry the last seen assignment over unassigned non-view nodes."""
+    nodes = graph.node_list()
+    order = reversed(nodes) if upward else iter(nodes)
+    lowest = len(sched.backends) - 1
+    cur: Tallocr | None = None
+    for node in order:
+        if is_view_op(node.op):
+            continue
+        mine = get_assignment(sched, node)
+        if mine is not None:
+            cur = None if skip_lowest and allocr_prio(sched, mine) == lowest else mine
+        else:
+            _assign(sched, node, cur, cause)
+
+
+@implements("SCHED-8", "SCHED-9", "SCHED-10", "SCHED-11")
+def _pass2(sched: Sched, graph: CGraph) -> None:
+    """SCHED-8 to SCHED-11: devices up, devices down, anything up, anything down."""
+    _expand(sched, graph, upward=True, skip_lowest=True, cause="2.1")
+    _expand(sched, graph, upward=False, skip_lowest=True, cause="2.2")
+    _expand(sched, graph, upward=True, skip_lowest=False, cause="2.3")
+    _expand(sched, graph, upward=False, skip_lowest=False, cause="2.4")
+
+
+@implements("SCHED-12")
+def _pass3(sched: Sched, graph: CGraph) -> None:
+    for node in graph.node_list():
+        cur = get_assignment(sched, node)
+        if node.view_src is not None and cur is None:
+            cur = get_assignment(sched, node.view_src)
+            _assign(sched, node, cur, "3.vsrc")
+        for src in node.src:
+            if src is None:
+                break
+            if get_assignment(sched, src) is None:
+                if src.view_src is not None:
+                    _assign(sched, src, get_assignment(sched, src.view_src), "3.vsrc")
+                else:
+                    _assign(sched, src, cur, "3.cur")
+
+
+def _dup_tensor_layout(ctx: Context, t: Tensor, name: str) -> Tensor:
+    """A new tensor with `t`'s type, extents and strides (`ggml_dup_tensor_layout`)."""
+    dup = ctx.new_tensor(t.type, t.ne)
+    dup.nb = list(t.nb)
+    dup.name = name[: MAX_NAME - 1]
+    return dup
+
+
+@implements("SCHED-13", "SCHED-17", "SCHED-19")
+def _pass4(sched: Sched, graph: CGraph) -> None:
+    """SCHED-13 to SCHED-19: cut splits where the backend changes; collect and copy inputs."""
+    assert sched.ctx is not None
+    nodes = graph.node_list()
+    first = next((n for n in nodes if not is_view_op(n.op)), None)
+    cur = get_assignment(sched, first) if first is not None else None
+    splits = [Split(cur, 0)]
+    cur_id = allocr_prio(sched, cur)
+    for i, node in enumerate(nodes):
+        if is_view_op(node.op):
+            continue
+        mine = get_assignment(sched, node)
+        require(mine is not None, "SCHED-14")
+        if mine is not cur:
+            splits[-1].i_end = i
+            require(len(splits) < MAX_SPLITS, "SCHED-15")
+            splits.append(Split(mine, i))
+            cur, cur_id = mine, allocr_prio(sched, mine)
+        split = splits[-1]
+        for j, src in enumerate(node.src):
+            if src is None:
+                break
+            src_talloc = get_assignment(sched, src)
+            require(src_talloc is not None, "SCHED-16")
+            if src_talloc is mine:
+                continue
+            if not any(x is src for x in split.inputs):  # first use in this split
+                require(len(split.inputs) < MAX_SPLIT_INPUTS, "SCHED-18")
+                split.inputs.append(src)
+            copies = sched.node_copies.setdefault(_slot(sched, src), {})
+            if cur_id not in copies:
+                backend = allocr_backend(sched, cur)
+                copy = _dup_tensor_layout(sched.ctx, src, f"{backend_name(backend)}#{src.name}")
+                copies[cur_id] = copy
+                _assign(sched, copy, cur, "4.cpy")
+            node.src[j] = copies[cur_id]  # the caller's graph now reads the copy
+    splits[-1].i_end = len(nodes)
+    sched.splits = splits
+
+
+@implements("SCHED-20")
+def _allocation_graph(sched: Sched, graph: CGraph) -> CGraph:
+    """SCHED-20, SCHED-21: per split, its input copies (linked to their inputs) then its nodes."""
+    assert sched.ctx is not None
+    out = new_graph_custom(sched.ctx, graph.n_nodes + len(sched.splits) * MAX_SPLIT_INPUTS, False)
+    for split in sched.splits:
+        split.graph = graph_view(graph, split.i_start, split.i_end)
+        for inp in split.inputs:
+            copy = sched.node_copies[_slot(sched, inp)][allocr_prio(sched, split.tallocr)]
+            require(copy.src[0] is None or copy.src[0] is inp, "SCHED-21")
+            copy.src[0] = inp
+            out.nodes[out.n_nodes] = copy
+            out.n_nodes += 1
+        for i in range(split.i_start, split.i_end):
+            out.nodes[out.n_nodes] = graph.node(i)
+            out.n_nodes += 1
+    return out
+
+
+def split_graph(sched: Sched, graph: CGraph) -> None:
+    """Passes 1 to 4 and the allocation graph (`sched_split_graph`)."""
+    sched.splits = []
+    sched.is_reset = False
+    sched.ctx = Context(sched.world, no_alloc=True)
+    _pass1(sched, graph)
+    _pass2(sched, graph)
+    _pass3(sched, graph)
+    _pass4(sched, graph)
+    sched.graph = _allocation_graph(sched, graph)
+
+
+def _alloc_splits(sched: Sched) -> None:
+    assert sched.graph is not None
+    table: list[Tallocr | None] = [sched.node_talloc.get(i) for i in range(sched.hash_set.size)]
+    gallocr_alloc_graph_n(sched.galloc, sched.graph, sched.hash_set, table)
+
+
+# --- computing ----------------------------------------------------------------------------------
+
+
+@implements("SCHED-22", "SCHED-24", "SCHED-25")
+def _compute_splits(sched: Sched) -> None:
+    """SCHED-22 to SCHED-25: copy each split's inputs, then compute it, in batches when an eval
+    callback watches. Erratum SCHED-25: rc.8 stops only the current split on a false return."""
+    for split in sched.splits:
+        backend = allocr_backend(sched, split.tallocr)
+        assert backend is not None and split.graph is not None
+        backend_id = backend_prio(sched, backend)
+        for inp in split.inputs:
+            copy = sched.node_copies[_slot(sched, inp)][backend_id]
+            require(inp.buffer is not None, "SCHED-23")
+            assert copy.buffer is not None  # rc.8 asserts this too; the allocator always places copies
+            tensor_copy_async(backend, inp, copy)
+        if sched.callback_eval is None:
+            backend_graph_compute(backend, split.graph)
+            continue
+        g, n = split.graph, split.graph.n_nodes
+        j0 = 0
+        stopped = False
+        while j0 < n:
+            t = g.node(j0)
+            need = sched.callback_eval(t, True)
+            j1 = j0
+            while not need and j1 < n - 1:
+                j1 += 1
+                t = g.node(j1)
+                need = sched.callback_eval(t, True)
+            backend_graph_compute(backend, graph_view(g, j0, j1 + 1))
+            if need and not sched.callback_eval(t, False):
+                stopped = True
+                break
+            j0 = j1 + 1
+        if stopped and sched.world.fixed:
+            return
+
+
+def graph_compute(sched: Sched, graph: CGraph) -> None:
+    """SCHED-27: the graph must fit the hash set; reset if needed, split, allocate, compute."""
+    require(sched.hash_set.size >= graph.n_nodes + MAX_SPLITS * MAX_SPLIT_INPUTS, "SCHED-27")
+    if not sched.is_reset:
+        sched_reset(sched)
+    split_graph(sched, graph)
+    _alloc_splits(sched)
+    _compute_splits(sched)
+
+
+@implements("SCHED-29")
+def init_measure(sched: Sched, measure_graph: CGraph) -> None:
+    """SCHED-28, SCHED-29: measure once, then one buffer per backend of the measured size."""
+    require(tallocr_is_measure(sched.tallocs[0]), "SCHED-28")
+    split_graph(sched, measure_graph)
+    _alloc_splits(sched)
+    for i, bt in enumerate(sched.bufts):
+        size = tallocr_max_size(sched.tallocs[i])
+        tallocr_free(sched.tallocs[i])
+        sched.tallocs[i] = tallocr_new_from_buft(bt, size)
+    sched_reset(sched)
+
+
+@implements("SCHED-30")
+def get_n_splits(sched: Sched) -> int:
+    return len(sched.splits)
+
+
+def _backend_index(sched: Sched, backend: Backend) -> int:
+    i = backend_prio(sched, backend)
+    require(0 <= i < len(sched.backends), "SCHED-31")
+    return i
+
+
+def get_tallocr(sched: Sched, backend: Backend) -> Tallocr:
+    return sched.tallocs[_backend_index(sched, backend)]
+
+
+def get_buffer(sched: Sched, backend: Backend) -> Buffer:
+    return tallocr_get_buffer(sched.tallocs[_backend_index(sched, backend)])
+
+
+@implements("SCHED-32")
+def set_node_backend(sched: Sched, node: Tensor, backend: Backend) -> None:
+    _assign(sched, node, sched.tallocs[_backend_index(sched, backend)], "user")
+
+
+@implements("SCHED-32")
+def get_node_backend(sched: Sched, node: Tensor) -> Backend | None:
+    return allocr_backend(sched, get_assignment(sched, node))
+
+
+def set_eval_callback(sched: Sched, callback: EvalCallback | None) -> None:
+    sched.callback_eval = callback

@@ -1,0 +1,163 @@
+"""The external adapter and the rc8 target: the real whisper.rn 0.4.0-rc.8 code, fetched with npm
+and built at test time outside the repository, runs the suite; C reproducers compile and show a
+known difference.
+
+Tests that need the rc.8 build skip only when npm or the network to the npm registry is missing
+(`CannotFetch`); any other problem (a checksum, a compile error, a drifted declaration) fails.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conformance.adapters import default_profile, make_target
+from conformance.adapters.capi import CApiTarget
+from conformance.adapters.external import ExternalTarget, TargetUnavailable, make_cdef
+from conformance.adapters.rc8 import CannotFetch
+from conformance.creproducer import write_reproducer
+from conformance.harness import CHECKS, Example, Outcome, run_on_reference
+from conformance.runner import RunConfig, load_checks, run_check, verdicts
+from conformance.strategies import Placement, TensorSpec, ViewSpec
+from conformance.target import NeedsPristineProcess
+from reference.clauses import Profile
+from reference.types import GGMLType
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def rc8() -> ExternalTarget:
+    try:
+        target = make_target("rc8")
+    except CannotFetch as exc:
+        pytest.skip(f"rc.8 cannot be fetched here: {exc}")
+    assert isinstance(target, ExternalTarget)
+    return target
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path.resolve().is_relative_to(root)
+
+
+def test_rc8_is_built_outside_the_repository(rc8: ExternalTarget) -> None:
+    build = rc8.build
+    for path in (build.include_dir, build.lib_path, build.module_path):
+        assert path.exists() and not _inside(path, ROOT), path
+    assert rc8.p == "wsp_ggml_" and rc8.default_profile is Profile.RC8 and default_profile("rc8") is Profile.RC8
+    # our own additions are not in rc.8: their checks fail by name, nothing else
+    assert "wsp_ggml_backend_reg_reset_for_tests" in build.dropped
+    assert not rc8.resettable_registry
+    assert rc8.buft_name(rc8.cpu_buffer_type()) == "CPU"
+
+
+def test_registry_needs_a_pristine_worker_in_process(rc8: ExternalTarget) -> None:
+    """rc.8 cannot reset its registry, so this (shared) process must never use it."""
+    with pytest.raises(NeedsPristineProcess):
+        rc8.reg_reset()
+    with pytest.raises(NeedsPristineProcess):
+        rc8.reg_get_count()
+
+
+CHECKS_TO_RUN = (
+    "tdata.set_writes_the_range",      # behaviour, CPU and virtual device through the shim
+    "tdata.set_out_of_bounds",         # a death test: rc.8's GGML_ASSERT message
+    "copy.host_source_is_set",
+    "registry.cpu_registers_itself",   # the registry, each example in a pristine worker
+)
+
+
+@pytest.mark.parametrize("name", CHECKS_TO_RUN)
+def test_rc8_passes_under_its_profile(rc8: ExternalTarget, name: str) -> None:
+    load_checks()
+    cfg = RunConfig("rc8", Profile.RC8, max_examples=8, seed=20261130, c_reproducers=False)
+    result = run_check(CHECKS[name], cfg)
+    assert result.status == "pass", result.detail
+    assert result.examples > 0
+
+
+def test_rc8_under_fixed_fails_the_erratum_clause_only(rc8: ExternalTarget) -> None:
+    """A view not given to view_init cannot be read back in rc.8 (erratum TDATA-6): under profile
+    fixed the difference is blamed on TDATA-6, not on the other clause the check covers."""
+    load_checks()
+    cfg = RunConfig("rc8", Profile.FIXED, max_examples=8, seed=20261130, c_reproducers=False)
+    result = run_check(CHECKS["tdata.get_view_without_own_buffer"], cfg)
+    assert result.errata.keys() == {"TDATA-6"}, result
+    assert result.errata["TDATA-6"][0] == "crash"
+    by_id = {v.id: v.status for v in verdicts([result])}
+    assert by_id["TDATA-6"] == "crash" and by_id["TDATA-8"] == "pass"
+
+
+def _compile_and_run(cmd: list[str], tmp: Path) -> subprocess.CompletedProcess[str]:
+    subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=tmp)
+    exe = cmd[cmd.index("-o") + 1]
+    return subprocess.run([exe], capture_output=True, text=True, cwd=tmp, timeout=60)
+
+
+def _example(name: str, args: dict[str, object], profile: Profile) -> Example:
+    load_checks()
+    chk = CHECKS[name]
+    return Example(chk, args, run_on_reference(chk, args, profile), Outcome([], "abort", detail="(for the test)"))
+
+
+VIEW_ARGS: dict[str, object] = {
+    "placement": Placement("cpu"),
+    "rv": (TensorSpec(int(GGMLType.F32), (8,)), ViewSpec((4,), (), 16)),
+}
+
+
+def test_c_reproducer_of_an_rc8_erratum_aborts(rc8: ExternalTarget, tmp_path: Path) -> None:
+    """rc.8 under profile fixed: tensor_get of a view without its own buffer aborts. The C file
+    makes the same calls against rc.8's headers and library, and aborts with the message."""
+    ex = _example("tdata.get_view_without_own_buffer", VIEW_ARGS, Profile.FIXED)
+    c_file, cmd = write_reproducer(ex, "rc8", Profile.FIXED, tmp_path)
+    text = c_file.read_text()
+    assert '#include "ggml-backend.h"' in text and "wsp_ggml_backend_tensor_get(" in text
+    proc = _compile_and_run(cmd, tmp_path)
+    assert proc.returncode == -signal.SIGABRT, (proc.returncode, proc.stdout, proc.stderr)
+    assert "GGML_ASSERT" in proc.stderr and "tensor buffer not set" in proc.stderr
+    assert "(gdb)" not in proc.stderr and "#0 " not in proc.stderr  # the quiet gdb stand-in
+
+
+def test_c_reproducer_of_native_shows_the_difference(tmp_path: Path) -> None:
+    """No network needed: native (which implements fixed) held to profile rc8 reads the view
+    where rc.8 aborts; the C file, built from native/'s sources, says so and exits 1."""
+    ex = _example("tdata.get_view_without_own_buffer", VIEW_ARGS, Profile.RC8)
+    _, cmd = write_reproducer(ex, "native", Profile.RC8, tmp_path)
+    proc = _compile_and_run(cmd, tmp_path)
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert "the reference expects an abort" in proc.stdout and "tensor buffer not set" in proc.stdout
+
+
+def test_cdef_is_renamed_and_trimmed_to_the_target() -> None:
+    headers = "void foo_backend_tensor_set(void); void foo_backend_tensor_get(void);\n#define FOO_MAX_DIMS 4\n"
+    plan = make_cdef(headers, lambda name: name != "foo_backend_tensor_get", "foo_")
+    assert "foo_backend_tensor_set" in plan.cdef
+    assert "foo_backend_tensor_get" in plan.dropped  # declared, but the library lacks it
+    assert "foo_backend_reg_reset_for_tests" in plan.dropped
+    assert "ggspec_vdev_init" in plan.cdef and "struct ggspec_vdev_params" in plan.cdef
+    assert 'extern "Python" foo_backend_t ggspec_py_init_fn' in plan.cdef
+    assert "ggspec_backend_" not in plan.cdef.replace("ggspec_backend_is_vdev", "")
+    assert "#define FOO_MAX_DIMS 4" in plan.cdef and "FOO_MAX_SRC" in plan.dropped
+
+
+def test_without_npm_rc8_fails_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance.adapters import rc8 as rc8_mod
+
+    monkeypatch.setenv("GGSPEC_CACHE", str(tmp_path))
+    monkeypatch.delenv("GGSPEC_RC8_TARBALL", raising=False)
+    monkeypatch.setattr(rc8_mod.shutil, "which", lambda name: None)
+    with pytest.raises(CannotFetch) as info:
+        rc8_mod.ensure_rc8()
+    assert "npm" in str(info.value) and "\n" not in str(info.value)
+    assert issubclass(CannotFetch, TargetUnavailable)
+
+
+def test_quiet_gdb_is_first_on_path(rc8: ExternalTarget) -> None:
+    first = os.environ["PATH"].split(os.pathsep)[0]
+    assert (Path(first) / "gdb").is_file()
+    assert isinstance(rc8, CApiTarget)
