@@ -64,6 +64,26 @@ def _check(args: argparse.Namespace) -> int:
     return 1 if failing or (uncovered and args.strict) else 0
 
 
+def _compare(args: argparse.Namespace) -> int:
+    from .compare import parse_target, run_columns, table, write_html
+
+    for spec in args.targets:  # fail early, with one line, on a target that cannot load
+        target, profile = parse_target(spec)
+        probe = make_target(target, profile)
+        close = getattr(probe, "close", None)
+        if close is not None:
+            close()
+    cfg = RunConfig("native", Profile.FIXED, size=args.size, max_examples=args.max_examples, c_reproducers=False)
+    if args.seed is not None:
+        cfg.seed = args.seed
+    print(f"ggspec compare: {' '.join(args.targets)}, size {cfg.size}, seed {cfg.seed}", file=sys.stderr, flush=True)
+    columns = run_columns(args.targets, cfg, progress=not args.quiet)
+    print(table(columns))
+    if args.html:
+        write_html(Path(args.html), columns, cfg.seed)
+    return 0
+
+
 def _c_reproducer_lines(results: list[CheckResult]) -> list[str]:
     """The C reproducers written for failing examples: path and gcc command, per check."""
     out = []
@@ -112,6 +132,15 @@ def main(argv: list[str] | None = None) -> int:
     exp.add_argument("--backends", type=int, default=2, help="number of backends: N-1 virtual devices and the CPU")
     exp.add_argument("--svg", metavar="FILE", help="where to write the drawing (default <source>.svg)")
     exp.set_defaults(func=_explain)
+    cmp = sub.add_parser("compare", help="several targets side by side: one clause x target table")
+    cmp.add_argument("targets", nargs="+", metavar="TARGET[@PROFILE]",
+                     help="e.g. native rc8 rc8@fixed external:ggml_:INCLUDE_DIR:LIBRARY (default profile: the target's)")
+    cmp.add_argument("--size", choices=sorted(PROFILES), default="dev", help="run size: examples per check")
+    cmp.add_argument("--max-examples", type=int, help="override the examples per check")
+    cmp.add_argument("--seed", type=int, help="hypothesis seed, the same for every target (printed when not given)")
+    cmp.add_argument("--html", metavar="FILE", help="also write the table as an HTML page")
+    cmp.add_argument("--quiet", action="store_true", help="no progress lines")
+    cmp.set_defaults(func=_compare)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))

@@ -502,7 +502,8 @@ def render(events: list[Event], ex: Any, target: CApiTarget, profile: Profile, e
             if source is None:
                 body.append(f"/*   the reference expects {_comment(repr(wvalue))[:200]} */")
                 same = (wlabel, wvalue) == (label, value)
-                body.append(f'verdict({_c_string(f"[{index}] {label} (computed in Python)".encode())}, {int(same)});')
+                tag = f"[{index}] {label} (compared by the suite, not in C)"
+                body.append(f'verdict({_c_string(tag.encode())}, {"true" if same else "false"});')
             else:
                 body.extend(_check_stmt(label, index, source[0], source[1], wvalue))
     expected_end = {"ok": "finish normally", "violation": f"abort with GGML_ASSERT '{_violation_message(exp)}'",

@@ -37,6 +37,8 @@ OP_KINDS: dict[str, str] = {
     "get_rows": "",
     "norm": "eps (float)",
     "soft_max_ext": "scale (float); srcs: a, mask or None",
+    "soft_max": "",
+    "reshape_as": "srcs: a, b (b's shape)",
     "gelu": "",
     "silu": "",
 }
@@ -121,22 +123,26 @@ class Built:
     tensors: dict[str, Handle]
     graph: Handle
     buffers: dict[int, Handle] = field(default_factory=dict)
+    #: with `weights_apart`: the WEIGHTS buffer of each place that has weights leafs
+    weight_buffers: dict[int, Handle] = field(default_factory=dict)
 
 
 def _pad(n: int, align: int) -> int:
     return (n + align - 1) // align * align
 
 
-def build(t: Target, spec: GraphSpec, backends: list[Handle], fill: bool = True) -> Built:
-    """Create `spec` on target `t`; leafs with place p go into one buffer of backends[p]."""
+def build(t: Target, spec: GraphSpec, backends: list[Handle], fill: bool = True, weights_apart: bool = False) -> Built:
+    """Create `spec` on target `t`; leafs with place p go into one buffer of backends[p] (with
+    `weights_apart`, weights leafs into a second one, so only that one has WEIGHTS usage)."""
     tensors: dict[str, Handle] = {}
-    by_place: dict[int, list[Leaf]] = {}
+    by_place: dict[tuple[int, bool], list[Leaf]] = {}
     for leaf in spec.leafs:
         tensors[leaf.name] = t.new_tensor(leaf.type, leaf.ne, leaf.name)
         if leaf.place >= 0:
-            by_place.setdefault(leaf.place, []).append(leaf)
+            by_place.setdefault((leaf.place, weights_apart and leaf.weights), []).append(leaf)
     buffers: dict[int, Handle] = {}
-    for place, leafs in sorted(by_place.items()):
+    weight_buffers: dict[int, Handle] = {}
+    for (place, apart), leafs in sorted(by_place.items()):
         backend = backends[place]
         buft = t.backend_get_default_buffer_type(backend)
         align = t.buft_get_alignment(buft)
@@ -154,7 +160,7 @@ def build(t: Target, spec: GraphSpec, backends: list[Handle], fill: bool = True)
             if fill:
                 data = leaf_bytes(leaf)
                 t.tensor_set(tensors[leaf.name], data, 0, len(data))
-        buffers[place] = buf
+        (weight_buffers if apart else buffers)[place] = buf
     for node in spec.nodes:
         srcs = [tensors[s] if s is not None else None for s in node.srcs]
         tensors[node.name] = t.op(node.op, srcs, node.params)
@@ -162,7 +168,7 @@ def build(t: Target, spec: GraphSpec, backends: list[Handle], fill: bool = True)
     graph = t.new_graph(spec.graph_size)
     for out in spec.outputs:
         t.build_forward_expand(graph, tensors[out])
-    return Built(tensors, graph, buffers)
+    return Built(tensors, graph, buffers, weight_buffers)
 
 
 def describe(spec: GraphSpec) -> str:

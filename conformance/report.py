@@ -42,7 +42,8 @@ def to_json(verdicts: list[ClauseVerdict], results: list[CheckResult], cfg: RunC
         ],
         "checks": [
             {"name": r.check, "clauses": list(r.clauses), "status": r.status, "examples": r.examples,
-             "seconds": round(r.seconds, 3), "detail": r.detail}
+             "seconds": round(r.seconds, 3), "detail": r.detail,
+             "errata": {cid: {"status": st, "detail": d} for cid, (st, d) in r.errata.items()}}
             for r in results
         ],
     }

@@ -77,6 +77,7 @@ def _hypothesis_test(chk: Check, cfg: RunConfig, counter: list[int]) -> Callable
         suppress_health_check=list(HealthCheck),
         phases=[Phase.explicit, Phase.generate, Phase.shrink],
         print_blob=False,
+        report_multiple_bugs=False,  # one shrunk failure with its reproducer, not an ExceptionGroup
     )
     @given(args=st.fixed_dictionaries(chk.strategies))
     def test(args: dict[str, Any]) -> None:

@@ -11,14 +11,15 @@ using that method fail by name and the rest run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from reference.clauses import Profile
 from reference.vdev import VDevParams
 
-__all__ = ["Handle", "MissingSymbol", "NeedsPristineProcess", "Target", "TensorInfo", "VDevParams"]
+__all__ = ["GraphCopyResult", "GraphInfo", "Handle", "MissingSymbol", "NeedsPristineProcess", "SchedPlan", "Target", "TensorInfo",
+           "VDevParams"]
 
 Handle = Any
 
@@ -37,14 +38,92 @@ class NeedsPristineProcess(Exception):
 
 
 @dataclass(frozen=True)
+class GraphInfo:
+    """A graph's counts and tables: `size`, `n_nodes`, `n_leafs`, whether it has a gradient
+    array, the slots of its visited hash set and its evaluation order (CORE-7, CORE-12)."""
+
+    size: int
+    n_nodes: int
+    n_leafs: int
+    has_grads: bool
+    hash_size: int
+    order: int
+
+
+@dataclass(frozen=True)
+class GraphCopyResult:
+    """`struct ggml_backend_graph_copy` (GCOPY-1): the copy's buffer and graph (None for NULL),
+    whether its two contexts are set, and `raw`, the struct itself for `backend_graph_copy_free`."""
+
+    buffer: Any
+    has_ctx_allocated: bool
+    has_ctx_unallocated: bool
+    graph: Any
+    raw: Any
+
+
+@dataclass(frozen=True, eq=False)
 class SchedPlan:
     """What a scheduler decided for the last graph, by tensor name: each split's backend index,
-    node range and input names; each node's backend index (-1 for none); the copies' names."""
+    node range and input names; each node's and each leaf's backend index (-1 for none); the
+    copies' names (sorted); the number of splits; and which pass decided each node and leaf
+    (`causes`: "1.dst", "1.vsrc", "1.wgtN", "2.1" ... "2.4", "3.vsrc", "3.cur", "user").
 
-    splits: tuple[tuple[int, int, int, tuple[str, ...]], ...]
+    `splits` and `causes` need a target's debug hooks (the reference and native/ have them);
+    a target without them (rc.8) gives the *public* plan: `splits` and `causes` None, the rest
+    read through the API (get_n_splits, get_node_backend, the `#`-named sources the scheduler
+    redirected nodes to). Two plans are equal when their public parts are, and, where both
+    have them, their splits and causes too: a target lacking hooks is never failed for that.
+    """
+
+    splits: tuple[tuple[int, int, int, tuple[str, ...]], ...] | None
     nodes: tuple[tuple[str, int], ...]
     copies: tuple[str, ...]
     n_splits: int
+    causes: tuple[tuple[str, str], ...] | None = None
+    leafs: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def full(self) -> bool:
+        return self.splits is not None
+
+    def public(self) -> SchedPlan:
+        """The part every target shows through the API."""
+        return SchedPlan(None, self.nodes, self.copies, self.n_splits, None, self.leafs)
+
+    def project(self, *, nodes: bool = True, ranges: bool = True, inputs: bool = True, copies: bool = True,
+                causes: bool = True) -> SchedPlan:
+        """This plan with some parts blanked, so a check observes only what its clauses decide:
+        `nodes` (node and leaf assignments), `ranges` (splits' backends and node ranges,
+        n_splits), `inputs` (splits' inputs), `copies`, `causes`."""
+        splits = None
+        if self.splits is not None:
+            splits = () if not (ranges or inputs) else tuple(
+                (b, i0, i1, ins if inputs else ()) if ranges else (0, 0, 0, ins) for b, i0, i1, ins in self.splits)
+        return SchedPlan(splits, self.nodes if nodes else (), self.copies if copies else (),
+                         self.n_splits if ranges else 0, self.causes if causes else None,
+                         self.leafs if nodes else ())
+
+    def select(self, names: Iterable[str]) -> SchedPlan:
+        """Only the assignments (and causes) of the tensors named; splits, copies and n_splits
+        blanked: what a check of one pass observes (the tensors that pass decides)."""
+        keep = set(names)
+        causes = None if self.causes is None else tuple(c for c in self.causes if c[0] in keep)
+        return SchedPlan(None if self.splits is None else (), tuple(n for n in self.nodes if n[0] in keep), (), 0,
+                         causes, tuple(n for n in self.leafs if n[0] in keep))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SchedPlan):
+            return NotImplemented
+        if (self.nodes, self.leafs, self.copies, self.n_splits) != (other.nodes, other.leafs, other.copies,
+                                                                      other.n_splits):
+            return False
+        if self.splits is not None and other.splits is not None and self.splits != other.splits:
+            return False
+        return self.causes is None or other.causes is None or self.causes == other.causes
+
+    def __hash__(self) -> int:
+        return hash((self.nodes, self.leafs, self.copies, self.n_splits))
 
 
 @dataclass(frozen=True)
@@ -175,6 +254,36 @@ class Target(Protocol):
     def graph_leafs(self, g: Handle) -> list[Handle]: ...
     def backend_graph_compute(self, backend: Handle, g: Handle) -> bool: ...
 
+    # contexts and graphs in detail (CORE-6 to CORE-15; checks/graph.py and checks/ops.py)
+    def context_tensors(self, host: bool = False) -> list[Handle]:
+        """The tensors of the no_alloc context (`host`: of the allocating one), walked with
+        `get_first_tensor` / `get_next_tensor`."""
+
+    def context_no_alloc(self, host: bool = False) -> bool:
+        """`get_no_alloc` of the no_alloc context (`host`: of the allocating one)."""
+
+    def new_graph_custom(self, size: int, grads: bool) -> Handle: ...
+    def new_graph_default(self) -> Handle:
+        """`new_graph(ctx)`."""
+
+    def graph_info(self, g: Handle) -> GraphInfo: ...
+    def graph_set_order(self, g: Handle, order: int) -> None:
+        """Write `g->order` (0 left-to-right, 1 right-to-left)."""
+
+    def graph_grads(self, g: Handle) -> list[Handle | None] | None:
+        """`grads[0 .. n_nodes)`, or None when the graph has no gradient array."""
+
+    def graph_view(self, g: Handle, i0: int, i1: int) -> Handle:
+        """`graph_view(g, i0, i1)`: the returned graph value, kept alive by the target."""
+
+    def graph_clear(self, g: Handle) -> None: ...
+    def set_param(self, t: Handle) -> None:
+        """`set_param(ctx, t)` in the no_alloc context."""
+
+    def tensor_grad(self, t: Handle) -> Handle | None: ...
+    def tensor_op_params(self, t: Handle) -> bytes:
+        """The 64 bytes of `t->op_params`."""
+
     # the scheduler
     def sched_new(self, backends: Sequence[Handle], bufts: Sequence[Handle] | None, graph_size: int) -> Handle: ...
     def sched_free(self, s: Handle | None) -> None: ...
@@ -189,3 +298,74 @@ class Target(Protocol):
     def sched_set_eval_callback(self, s: Handle, decide: Callable[[str, bool], bool] | None) -> None: ...
     def sched_plan(self, s: Handle, g: Handle) -> SchedPlan: ...
 
+    # allocators (spec/alloc.md; checks/alloc.py). Allocator handles are opaque.
+    def tensor_data(self, t: Handle) -> int | None:
+        """`t->data` as an address (None for NULL): compared only within one target."""
+
+    def tallocr_new(self, mem: Handle | None, size: int, alignment: int) -> Handle:
+        """`tallocr_new(data, size, alignment)` over host memory `mem` (a host_alloc handle; None: NULL)."""
+
+    def tallocr_new_measure(self, alignment: int) -> Handle: ...
+    def tallocr_new_from_buft(self, buft: Handle, size: int) -> Handle: ...
+    def tallocr_new_from_backend(self, backend: Handle, size: int) -> Handle: ...
+    def tallocr_new_from_buffer(self, buf: Handle) -> Handle: ...
+    def tallocr_new_measure_from_buft(self, buft: Handle) -> Handle: ...
+    def tallocr_new_measure_from_backend(self, backend: Handle) -> Handle: ...
+    def tallocr_get_buffer(self, talloc: Handle) -> Handle: ...
+    def tallocr_free(self, talloc: Handle | None) -> None: ...
+    def tallocr_is_measure(self, talloc: Handle) -> bool: ...
+    def tallocr_reset(self, talloc: Handle) -> None: ...
+    def tallocr_alloc(self, talloc: Handle, t: Handle) -> None: ...
+    def tallocr_max_size(self, talloc: Handle) -> int: ...
+    def gallocr_new(self) -> Handle: ...
+    def gallocr_free(self, galloc: Handle | None) -> None: ...
+    def gallocr_set_parse_seq(self, galloc: Handle, order: Sequence[int]) -> None: ...
+    def gallocr_alloc_graph(self, galloc: Handle, talloc: Handle, g: Handle) -> int: ...
+    def gallocr_alloc_graph_n(self, galloc: Handle, g: Handle, hash_size: int,
+                              tallocs: Sequence[tuple[Handle, Handle]]) -> None:
+        """`gallocr_alloc_graph_n` with a new hash set of `hash_set_new(hash_size)` slots in which
+        each listed tensor is inserted (in order) and its slot of the allocator table set to the
+        tensor allocator paired with it; other slots are NULL."""
+
+    def allocr_new(self, mem: Handle | None, size: int, alignment: int) -> Handle: ...
+    def allocr_new_measure(self, alignment: int) -> Handle: ...
+    def allocr_new_from_buffer(self, buf: Handle) -> Handle: ...
+    def allocr_new_from_backend(self, backend: Handle, size: int) -> Handle: ...
+    def allocr_new_measure_from_backend(self, backend: Handle) -> Handle: ...
+    def allocr_get_buffer(self, alloc: Handle) -> Handle: ...
+    def allocr_set_parse_seq(self, alloc: Handle, order: Sequence[int]) -> None: ...
+    def allocr_free(self, alloc: Handle | None) -> None: ...
+    def allocr_is_measure(self, alloc: Handle) -> bool: ...
+    def allocr_reset(self, alloc: Handle) -> None: ...
+    def allocr_alloc(self, alloc: Handle, t: Handle) -> None: ...
+    def allocr_max_size(self, alloc: Handle) -> int: ...
+    def allocr_alloc_graph(self, alloc: Handle, g: Handle) -> int: ...
+    def backend_alloc_ctx_tensors(self, backend: Handle, host: bool = False) -> Handle | None:
+        """`backend_alloc_ctx_tensors(ctx, backend)` on the target's no_alloc context (the one
+        `new_tensor`, `view` and `op` create tensors in; `host`: the allocating context of
+        `new_host_tensor`). None for NULL."""
+
+    def backend_alloc_ctx_tensors_from_buft(self, buft: Handle, host: bool = False) -> Handle | None: ...
+
+    # graph plans and the CPU backend's work memory (BACK-10, BACK-11, CPU-15 to CPU-19)
+    def backend_graph_plan_create(self, backend: Handle, g: Handle) -> Handle: ...
+    def backend_graph_plan_free(self, backend: Handle, plan: Handle) -> None: ...
+    def backend_graph_plan_compute(self, backend: Handle, plan: Handle) -> None: ...
+    def cpu_work_size(self, backend: Handle) -> int:
+        """CPU-17's observable: the size of a CPU backend's graph_compute work buffer."""
+
+    def cpu_work_data(self, backend: Handle) -> int:
+        """CPU-17's observable: the buffer's address (0 while empty); compared within one target."""
+
+    def cpu_plan_work_size(self, plan: Handle) -> int:
+        """CPU-18's observable: the size of a CPU plan's own work buffer."""
+
+    def cpu_plan_n_threads(self, plan: Handle) -> int:
+        """CPU-15, CPU-18: the thread count a CPU plan computes with."""
+
+    # graph copy and compare (spec/gcopy.md)
+    def backend_graph_copy(self, backend: Handle, g: Handle) -> GraphCopyResult: ...
+    def backend_graph_copy_free(self, copy: GraphCopyResult) -> None: ...
+    def backend_compare_graph_backend(self, backend1: Handle, backend2: Handle, g: Handle,
+                                      callback: Callable[[int, Handle, Handle], bool]) -> bool:
+        """`compare_graph_backend`, the callback given the node index and the two nodes."""

@@ -26,7 +26,7 @@ CDEF_DIR = os.path.join(HERE, "cdef")
 # one cdef file per API area, in dependency order
 CDEF_AREAS: tuple[str, ...] = (
     "core", "buffer", "tdata", "copy", "backend", "registry", "cpu", "vdev",
-    "graph", "ops", "quants", "alloc", "graph_copy",
+    "graph", "ops", "quants", "alloc", "sched", "graph_copy",
 )
 
 # one C module per API area, named like the reference model's modules
@@ -44,6 +44,7 @@ SOURCES: tuple[str, ...] = (
     "ops.c",
     "quants.c",
     "alloc.c",
+    "sched.c",
     "graph_copy.c",
 )
 

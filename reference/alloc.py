@@ -186,6 +186,10 @@ def tallocr_alloc(talloc: Tallocr, tensor: Tensor) -> None:
         if size <= block.size <= best_size:
             best, best_size = i, block.size
     if best == -1:  # the last range, which runs to the end of the buffer
+        if not blocks:  # the buffer is used up to its last byte
+            if not talloc.world.fixed:
+                undefined("ALLOC-7", "rc.8 reads the entry before its free-range list when no range is left")
+            require(False, "ALLOC-7")
         max_avail = max(max_avail, blocks[-1].size)
         if blocks[-1].size < size:
             print(
@@ -432,6 +436,8 @@ def gallocr_alloc_graph(galloc: Gallocr, talloc: Tallocr, g: CGraph) -> int:
         undefined("ALLOC-13", "gallocr_alloc_graph after gallocr_alloc_graph_n clears a table rc.8 no longer has")
     galloc.borrowed_size = 0
     prev = galloc.hash_set.size if galloc.hash_set is not None else 0
+    if prev > size and not talloc.world.fixed:
+        undefined("ALLOC-13", f"rc.8 clears {size} of its {prev} table slots: entries of an earlier, larger graph stay visible")
     galloc.hash_set = HashSet(max(prev, size), "ALLOC-13")
     galloc.hash_values = {}
     galloc.talloc = talloc
@@ -700,14 +706,17 @@ def check_allocation(rec: AllocationRecord, inputs_from_start: bool = True) -> l
 
 
 @implements("ALLOC-21")
-def measure_graph(buft: BufferType, build: Callable[[], CGraph]) -> int:
+def measure_graph(buft: BufferType, build: Callable[[], CGraph], parse_seq: Sequence[int] = ()) -> int:
     """ALLOC-21, first half: the size a measuring allocator of `buft` reports for a graph.
 
     `build` makes the graph (fresh tensors each call); ALLOC-21 says a real allocator over a
-    buffer of this size then places a second build without running out of space.
+    buffer of this size then places a second build (with the same parse sequence) without
+    running out of space.
     """
     talloc = tallocr_new_measure_from_buft(buft)
     galloc = gallocr_new()
+    if parse_seq:
+        gallocr_set_parse_seq(galloc, parse_seq)
     try:
         return gallocr_alloc_graph(galloc, talloc, build())
     finally:

@@ -372,6 +372,11 @@ def cpu_plan_work_size(plan: GraphPlan) -> int:
     return _plan(plan).work_size
 
 
+def cpu_plan_n_threads(plan: GraphPlan) -> int:
+    """CPU-15, CPU-18 observable: the thread count a plan computes with."""
+    return _plan(plan).n_threads
+
+
 @implements("CPU-15")
 def cpu_n_threads(backend: Backend) -> int:
     """CPU-15: the thread count later computations will use (the default 4 for 0 or less)."""

@@ -527,6 +527,8 @@ def compute_add(node: Tensor, mem: Memory) -> None:
     elif a.type == GGMLType.F16:
         require(b.type in (GGMLType.F16, GGMLType.F32), "CORE-49")
         require(same_shape(a, b) and same_shape(a, node), "CORE-55")
+        if a.nb[0] != 2:
+            undefined("CORE-54", "an F16 ADD whose first operand's elements are not adjacent (rc.8 aborts)")
         require(b.nb[0] == type_size(b.type), "CORE-49")
         with np.errstate(over="ignore", invalid="ignore"):
             total = (load_f32(mem, a) + load_f32(mem, b)).astype(np.float32)

@@ -5,6 +5,11 @@ cannot read, and their bytes move only through set/get. Asynchronous operations 
 submission order on a queue. Eager devices run each operation as it is submitted; a *lazy*
 device reads the host memory given to set_async, and writes the host memory given to get_async,
 only at the next synchronize (spec/backend.md, "What a device backend must do").
+
+`graph_compute` is queued like the other operations and computes the nodes with the reference's
+operations (reference/ops.py) on the device's own storage; the supports_op mask only answers
+supports_op, it gates nothing at compute time (BACK-13). Its graph plans keep their own copy of
+the node list and are queued the same way.
 """
 
 from __future__ import annotations
@@ -297,6 +302,9 @@ def vdev_init(world: World, params: VDevParams | None = None) -> Backend:
             cpy_tensor_async=_cpy_async if params.cpy_tensor_async else None,
             synchronize=_synchronize,
             supports_op=_supports_op,
+            graph_plan_create=_graph_plan_create,
+            graph_plan_free=_graph_plan_free,
+            graph_plan_compute=_graph_plan_compute,
             graph_compute=_graph_compute,
         ),
         device,
@@ -354,8 +362,11 @@ class DeviceMemory:
 def _graph_compute(backend: Backend, cgraph: CGraph) -> bool:
     """BACK-8, BACK-12, BACK-13: queue the computation of the graph's nodes (as they are now) on
     the device's storage; supports_op is not consulted. Returns true at once."""
+    return _submit_nodes(backend, cgraph.node_list())
+
+
+def _submit_nodes(backend: Backend, nodes: list[Tensor]) -> bool:
     device = _bdev(backend)
-    nodes = cgraph.node_list()
     memory = DeviceMemory(device)
 
     def run() -> None:
@@ -364,3 +375,30 @@ def _graph_compute(backend: Backend, cgraph: CGraph) -> bool:
 
     device.submit(run)
     return True
+
+
+@dataclass(eq=False)
+class DevicePlan:
+    """A plan of the virtual device: its own copy of the graph's node list (BACK-10)."""
+
+    nodes: list[Tensor]
+    freed: bool = field(default=False, repr=False)
+
+
+def _graph_plan_create(backend: Backend, cgraph: CGraph) -> object:
+    return DevicePlan(cgraph.node_list())
+
+
+def _device_plan(plan: object) -> DevicePlan:
+    if not isinstance(plan, DevicePlan) or plan.freed:
+        undefined("BACK-10", f"{plan!r} is not a live plan of a virtual device")
+    return plan
+
+
+def _graph_plan_free(backend: Backend, plan: object) -> None:
+    _device_plan(plan).freed = True
+
+
+def _graph_plan_compute(backend: Backend, plan: object) -> None:
+    """BACK-11: queued like graph_compute (computed at the next synchronize when lazy)."""
+    _submit_nodes(backend, _device_plan(plan).nodes)

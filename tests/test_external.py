@@ -161,3 +161,43 @@ def test_quiet_gdb_is_first_on_path(rc8: ExternalTarget) -> None:
     first = os.environ["PATH"].split(os.pathsep)[0]
     assert (Path(first) / "gdb").is_file()
     assert isinstance(rc8, CApiTarget)
+
+
+@pytest.fixture(scope="module")
+def native_as_external(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """ggspec's own sources built as a plain shared library, its headers under ggml's file names:
+    the generic external path, without the network."""
+    from conformance.adapters import external_target_name
+
+    root = tmp_path_factory.mktemp("native-as-external")
+    inc = root / "include"
+    inc.mkdir()
+    for ggml, ours in (("ggml.h", "ggspec.h"), ("ggml-alloc.h", "ggspec-alloc.h"),
+                       ("ggml-backend.h", "ggspec-backend.h"), ("ggml-backend-impl.h", "ggspec-backend-impl.h")):
+        (inc / ggml).symlink_to(ROOT / "native" / "include" / ours)
+    lib = root / "libggspec.so"
+    sources = sorted(str(p) for p in (ROOT / "native" / "src").glob("*.c"))
+    subprocess.run(["gcc", "-O1", "-fPIC", "-shared", "-std=c11", f"-I{ROOT / 'native' / 'include'}", *sources,
+                    "-o", str(lib), "-lm", "-lpthread"], check=True, capture_output=True)
+    name = external_target_name(str(inc), str(lib), "ggspec_")
+    saved = os.environ.get("GGSPEC_CACHE")
+    os.environ["GGSPEC_CACHE"] = str(root / "cache")  # a throwaway build: keep it out of the user's cache
+    try:
+        make_target(name).close()
+    finally:
+        if saved is None:
+            del os.environ["GGSPEC_CACHE"]
+        else:
+            os.environ["GGSPEC_CACHE"] = saved
+    return name
+
+
+def test_external_target_over_a_plain_library(native_as_external: str) -> None:
+    target = make_target(native_as_external)
+    assert isinstance(target, ExternalTarget) and target.default_profile is Profile.FIXED
+    assert not target.resettable_registry  # the test hook is never used on external builds
+    load_checks()
+    cfg = RunConfig(native_as_external, Profile.FIXED, max_examples=6, seed=7, c_reproducers=False)
+    for name in ("tdata.views_use_the_roots_buffer", "registry.cpu_registers_itself", "tdata.set_unallocated"):
+        result = run_check(CHECKS[name], cfg)
+        assert result.status == "pass" and not result.errata, (name, result.detail)

@@ -47,3 +47,9 @@ def test_errata_have_corrections() -> None:
     for cid, c in catalogue().items():
         if c.erratum is not None:
             assert len(c.erratum) > 20, f"{cid}: the erratum line must state the corrected behaviour"
+
+
+def test_every_erratum_is_explained_in_the_docs() -> None:
+    doc = (ROOT / "docs" / "profiles-and-errata.md").read_text(encoding="utf-8")
+    missing = [cid for cid, c in catalogue().items() if c.erratum is not None and f"## {cid}" not in doc]
+    assert not missing, f"docs/profiles-and-errata.md has no section for the errata {missing}"

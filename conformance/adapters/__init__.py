@@ -38,7 +38,14 @@ def _external(name: str) -> Callable[[], Target]:
             from .rc8 import PREFIX, ensure_rc8, spellings
 
             include_dir, lib = ensure_rc8()
-            _EXTERNAL[name] = build_external(include_dir, lib, PREFIX, "rc8", Profile.RC8, spellings)
+            rc8_factory = build_external(include_dir, lib, PREFIX, "rc8", Profile.RC8, spellings)
+
+            def rc8_target() -> Target:
+                t = rc8_factory()
+                t.private_cpu_layout = True  # rc.8's CPU context and plan structs (CPU-17, CPU-18)
+                return t
+
+            _EXTERNAL[name] = rc8_target
         else:
             _, prefix, include_path, lib_path = name.split(":", 3)
             _EXTERNAL[name] = build_external(include_path, lib_path, prefix, name, Profile.FIXED)

@@ -16,9 +16,14 @@ from typing import Any
 from reference.clauses import Profile
 from reference.types import MAX_DIMS, Op
 
-from ..target import MissingSymbol, NeedsPristineProcess, SchedPlan, TensorInfo, VDevParams
+from ..target import GraphCopyResult, GraphInfo, MissingSymbol, NeedsPristineProcess, SchedPlan, TensorInfo, VDevParams
 
 CONTEXT_BYTES = 32 << 20
+
+#: native/'s scheduler test hooks (`<prefix>backend_sched_debug_<name>`): with all of them a
+#: target gives the full plan, else the public one
+_SCHED_DEBUG_HOOKS = ("n_splits", "split_backend", "split_i_start", "split_i_end", "split_n_inputs", "split_input",
+                      "tensor_backend", "tensor_cause", "tensor_copy")
 
 
 class CApiTarget:
@@ -30,6 +35,8 @@ class CApiTarget:
         self.ctx = self._context(no_alloc=True)
         self.host_ctx = self._context(no_alloc=False)
         self.resettable_registry = hasattr(lib, f"{prefix}backend_reg_reset_for_tests")
+        #: the backends each scheduler was made with (by address), for the public plan's indexes
+        self._sched_backends: dict[int, list[Any]] = {}
 
     # plumbing ------------------------------------------------------------------------------
 
@@ -403,7 +410,7 @@ class CApiTarget:
         b = srcs[1] if len(srcs) > 1 else None
         if a is None:
             raise ValueError(f"op {kind!r} needs a first source")
-        ints = [int(p) for p in params]
+        ints = [int(p) for p in params] if kind in ("view", "reshape", "permute") else []
         if kind == "view":
             n = (len(ints) + 1) // 2
             return self.view(a, ints[:n], ints[n:-1], ints[-1])
@@ -417,6 +424,12 @@ class CApiTarget:
             return self.fn(kind)(self.ctx, a, float(params[0]))
         if kind == "soft_max_ext":
             return self.fn("soft_max_ext")(self.ctx, a, self._ptr(b), float(params[0]))
+        if kind == "soft_max":
+            return self.fn("soft_max")(self.ctx, a)
+        if kind == "reshape_as":
+            if b is None:
+                raise ValueError("op 'reshape_as' needs two sources")
+            return self.fn("reshape")(self.ctx, a, b)
         if kind in ("dup", "cont", "transpose", "gelu", "silu"):
             return self.fn(kind)(self.ctx, a)
         if kind in ("add", "mul", "mul_mat", "cpy", "get_rows"):
@@ -440,13 +453,62 @@ class CApiTarget:
     def backend_graph_compute(self, backend: Any, g: Any) -> bool:
         return bool(self.fn("backend_graph_compute")(backend, g))
 
+    def context_tensors(self, host: bool = False) -> list[Any]:
+        ctx = self.host_ctx if host else self.ctx
+        out, t = [], self.fn("get_first_tensor")(ctx)
+        while t != self.ffi.NULL:
+            out.append(t)
+            t = self.fn("get_next_tensor")(ctx, t)
+        return out
+
+    def context_no_alloc(self, host: bool = False) -> bool:
+        return bool(self.fn("get_no_alloc")(self.host_ctx if host else self.ctx))
+
+    def new_graph_custom(self, size: int, grads: bool) -> Any:
+        return self.fn("new_graph_custom")(self.ctx, size, grads)
+
+    def new_graph_default(self) -> Any:
+        return self.fn("new_graph")(self.ctx)
+
+    def graph_info(self, g: Any) -> GraphInfo:
+        return GraphInfo(int(g.size), int(g.n_nodes), int(g.n_leafs), g.grads != self.ffi.NULL,
+                         int(g.visited_hash_table.size), int(g.order))
+
+    def graph_set_order(self, g: Any, order: int) -> None:
+        g.order = order
+
+    def graph_grads(self, g: Any) -> list[Any | None] | None:
+        if g.grads == self.ffi.NULL:
+            return None
+        return [self._opt(g.grads[i]) for i in range(g.n_nodes)]
+
+    def graph_view(self, g: Any, i0: int, i1: int) -> Any:
+        value = self.fn("graph_view")(g, i0, i1)
+        view = self.ffi.new(f"struct {self.p}cgraph *", value)
+        self._keep.append(view)
+        return view
+
+    def graph_clear(self, g: Any) -> None:
+        self.fn("graph_clear")(g)
+
+    def set_param(self, t: Any) -> None:
+        self.fn("set_param")(self.ctx, t)
+
+    def tensor_grad(self, t: Any) -> Any | None:
+        return self._opt(t.grad)
+
+    def tensor_op_params(self, t: Any) -> bytes:
+        return bytes(self.ffi.buffer(t.op_params, 64))
+
     # the scheduler -------------------------------------------------------------------------
 
     def sched_new(self, backends: Sequence[Any], bufts: Sequence[Any] | None, graph_size: int) -> Any:
         arr = self.ffi.new(f"{self.p}backend_t[]", list(backends) or 1)
         bt = self.ffi.NULL if bufts is None else self.ffi.new(f"{self.p}backend_buffer_type_t[]", list(bufts))
         self._keep.extend([arr, bt])
-        return self.fn("backend_sched_new")(arr, bt, len(backends), graph_size)
+        s = self.fn("backend_sched_new")(arr, bt, len(backends), graph_size)
+        self._sched_backends[self._addr(s)] = list(backends)  # for the public plan's indexes
+        return s
 
     def sched_free(self, s: Any | None) -> None:
         self.fn("backend_sched_free")(self._ptr(s))
@@ -487,9 +549,265 @@ class CApiTarget:
         self._keep.append(cb)
         self.fn("backend_sched_set_eval_callback")(s, cb, self.ffi.NULL)
 
+    def _addr(self, h: Any) -> int:
+        return int(self.ffi.cast("uintptr_t", h))
+
+    def _debug(self, name: str) -> Any | None:
+        """A scheduler debug hook (`<prefix>backend_sched_debug_<name>`), None when the build has none."""
+        return getattr(self.lib, f"{self.p}backend_sched_debug_{name}", None)
+
     def sched_plan(self, s: Any, g: Any) -> SchedPlan:
-        """The plan through the build's debug hooks (only our native build has them)."""
-        raise MissingSymbol(self.name, f"{self.p}backend_sched_debug_* (scheduler plan hooks)")
+        """The full plan through the build's debug hooks (native/ has them), else the public plan:
+        get_n_splits, get_node_backend for every node and leaf, and the copies as the `#`-named
+        sources the scheduler redirected the graph's nodes to (see SchedPlan)."""
+        nodes, leafs = self.graph_nodes(g), self.graph_leafs(g)
+        n_splits = int(self.fn("backend_sched_get_n_splits")(s))
+        debug = {name: self._debug(name) for name in _SCHED_DEBUG_HOOKS}
+        if any(hook is None for hook in debug.values()):
+            return self._public_plan(s, nodes, leafs, n_splits)
+        splits = []
+        copies: dict[int, str] = {}
+        n_backends = len(self._sched_backends.get(self._addr(s), ())) or 16
+        for k in range(int(debug["n_splits"](s))):
+            inputs = [debug["split_input"](s, k, j) for j in range(int(debug["split_n_inputs"](s, k)))]
+            splits.append((int(debug["split_backend"](s, k)), int(debug["split_i_start"](s, k)),
+                           int(debug["split_i_end"](s, k)), tuple(self.tensor_name(x) for x in inputs)))
+            for x in inputs:
+                for b in range(n_backends):
+                    c = debug["tensor_copy"](s, x, b)
+                    if c != self.ffi.NULL:
+                        copies[self._addr(c)] = self.tensor_name(c)
+
+        def table(tensors: list[Any]) -> tuple[tuple[str, int], ...]:
+            return tuple((self.tensor_name(x), int(debug["tensor_backend"](s, x))) for x in tensors)
+
+        causes = tuple((self.tensor_name(x), self.ffi.string(debug["tensor_cause"](s, x)).decode())
+                       for x in [*nodes, *leafs])
+        return SchedPlan(tuple(splits), table(nodes), tuple(sorted(copies.values())), n_splits, causes, table(leafs))
+
+    def _public_plan(self, s: Any, nodes: list[Any], leafs: list[Any], n_splits: int) -> SchedPlan:
+        """What any build shows: get_node_backend (as an index into the scheduler's backends)
+        and the copies the graph's nodes read."""
+        backends = [self._addr(b) for b in self._sched_backends.get(self._addr(s), [])]
+        get = self.fn("backend_sched_get_node_backend")
+
+        def table(tensors: list[Any]) -> tuple[tuple[str, int], ...]:
+            out = []
+            for x in tensors:
+                b = get(s, x)
+                out.append((self.tensor_name(x), backends.index(self._addr(b)) if self._addr(b) in backends else -1))
+            return tuple(out)
+
+        copies: dict[int, str] = {}
+        for n in nodes:
+            for src in n.src:
+                if src == self.ffi.NULL:
+                    break
+                name = self.tensor_name(src)
+                if "#" in name:
+                    copies[self._addr(src)] = name
+        return SchedPlan(None, table(nodes), tuple(sorted(copies.values())), n_splits, None, table(leafs))
+
+    # allocators ----------------------------------------------------------------------------
+
+    def tensor_data(self, t: Any) -> int | None:
+        return int(self.ffi.cast("uintptr_t", t.data)) or None
+
+    def tallocr_new(self, mem: Any | None, size: int, alignment: int) -> Any:
+        return self.fn("tallocr_new")(self._ptr(mem), size, alignment)
+
+    def tallocr_new_measure(self, alignment: int) -> Any:
+        return self.fn("tallocr_new_measure")(alignment)
+
+    def tallocr_new_from_buft(self, buft: Any, size: int) -> Any:
+        return self.fn("tallocr_new_from_buft")(buft, size)
+
+    def tallocr_new_from_backend(self, backend: Any, size: int) -> Any:
+        return self.fn("tallocr_new_from_backend")(backend, size)
+
+    def tallocr_new_from_buffer(self, buf: Any) -> Any:
+        return self.fn("tallocr_new_from_buffer")(buf)
+
+    def tallocr_new_measure_from_buft(self, buft: Any) -> Any:
+        return self.fn("tallocr_new_measure_from_buft")(buft)
+
+    def tallocr_new_measure_from_backend(self, backend: Any) -> Any:
+        return self.fn("tallocr_new_measure_from_backend")(backend)
+
+    def tallocr_get_buffer(self, talloc: Any) -> Any:
+        return self.fn("tallocr_get_buffer")(talloc)
+
+    def tallocr_free(self, talloc: Any | None) -> None:
+        self.fn("tallocr_free")(self._ptr(talloc))
+
+    def tallocr_is_measure(self, talloc: Any) -> bool:
+        return bool(self.fn("tallocr_is_measure")(talloc))
+
+    def tallocr_reset(self, talloc: Any) -> None:
+        self.fn("tallocr_reset")(talloc)
+
+    def tallocr_alloc(self, talloc: Any, t: Any) -> None:
+        self.fn("tallocr_alloc")(talloc, t)
+
+    def tallocr_max_size(self, talloc: Any) -> int:
+        return int(self.fn("tallocr_max_size")(talloc))
+
+    def gallocr_new(self) -> Any:
+        return self.fn("gallocr_new")()
+
+    def gallocr_free(self, galloc: Any | None) -> None:
+        self.fn("gallocr_free")(self._ptr(galloc))
+
+    def _int_list(self, order: Sequence[int]) -> Any:
+        arr = self.ffi.new("int[]", list(order) or [0])
+        self._keep.append(arr)
+        return arr
+
+    def gallocr_set_parse_seq(self, galloc: Any, order: Sequence[int]) -> None:
+        self.fn("gallocr_set_parse_seq")(galloc, self._int_list(order), len(order))
+
+    def gallocr_alloc_graph(self, galloc: Any, talloc: Any, g: Any) -> int:
+        return int(self.fn("gallocr_alloc_graph")(galloc, talloc, g))
+
+    def gallocr_alloc_graph_n(self, galloc: Any, g: Any, hash_size: int, tallocs: Sequence[tuple[Any, Any]]) -> None:
+        hs = self.fn("hash_set_new")(hash_size)
+        table = self.ffi.new(f"{self.p}tallocr_t[]", max(int(hs.size), 1))
+        for t, talloc in tallocs:
+            table[int(self.fn("hash_find_or_insert")(hs, t))] = talloc
+        self._keep.append(table)
+        self.fn("gallocr_alloc_graph_n")(galloc, g, hs, table)
+        free = getattr(self.lib, self.p + "hash_set_free", None)
+        if free is not None:  # the graph allocator gave the caller's table back (ALLOC-14)
+            free(hs)
+
+    def allocr_new(self, mem: Any | None, size: int, alignment: int) -> Any:
+        return self.fn("allocr_new")(self._ptr(mem), size, alignment)
+
+    def allocr_new_measure(self, alignment: int) -> Any:
+        return self.fn("allocr_new_measure")(alignment)
+
+    def allocr_new_from_buffer(self, buf: Any) -> Any:
+        return self.fn("allocr_new_from_buffer")(buf)
+
+    def allocr_new_from_backend(self, backend: Any, size: int) -> Any:
+        return self.fn("allocr_new_from_backend")(backend, size)
+
+    def allocr_new_measure_from_backend(self, backend: Any) -> Any:
+        return self.fn("allocr_new_measure_from_backend")(backend)
+
+    def allocr_get_buffer(self, alloc: Any) -> Any:
+        return self.fn("allocr_get_buffer")(alloc)
+
+    def allocr_set_parse_seq(self, alloc: Any, order: Sequence[int]) -> None:
+        self.fn("allocr_set_parse_seq")(alloc, self._int_list(order), len(order))
+
+    def allocr_free(self, alloc: Any | None) -> None:
+        self.fn("allocr_free")(self._ptr(alloc))
+
+    def allocr_is_measure(self, alloc: Any) -> bool:
+        return bool(self.fn("allocr_is_measure")(alloc))
+
+    def allocr_reset(self, alloc: Any) -> None:
+        self.fn("allocr_reset")(alloc)
+
+    def allocr_alloc(self, alloc: Any, t: Any) -> None:
+        self.fn("allocr_alloc")(alloc, t)
+
+    def allocr_max_size(self, alloc: Any) -> int:
+        return int(self.fn("allocr_max_size")(alloc))
+
+    def allocr_alloc_graph(self, alloc: Any, g: Any) -> int:
+        return int(self.fn("allocr_alloc_graph")(alloc, g))
+
+    def backend_alloc_ctx_tensors(self, backend: Any, host: bool = False) -> Any | None:
+        return self._opt(self.fn("backend_alloc_ctx_tensors")(self.host_ctx if host else self.ctx, backend))
+
+    def backend_alloc_ctx_tensors_from_buft(self, buft: Any, host: bool = False) -> Any | None:
+        return self._opt(self.fn("backend_alloc_ctx_tensors_from_buft")(self.host_ctx if host else self.ctx, buft))
+
+    # graph plans and the CPU backend's work memory -----------------------------------------
+
+    def backend_graph_plan_create(self, backend: Any, g: Any) -> Any:
+        return self.fn("backend_graph_plan_create")(backend, g)
+
+    def backend_graph_plan_free(self, backend: Any, plan: Any) -> None:
+        self.fn("backend_graph_plan_free")(backend, plan)
+
+    def backend_graph_plan_compute(self, backend: Any, plan: Any) -> None:
+        self.fn("backend_graph_plan_compute")(backend, plan)
+
+    #: set for a target whose CPU backend's private structs are known (rc8.RC8_CPU_LAYOUT):
+    #: the CPU-17 / CPU-18 observables are then read from them when the build has no hook
+    private_cpu_layout: bool = False
+
+    def _private(self, hook: str) -> None:
+        if not self.private_cpu_layout:
+            raise MissingSymbol(self.name, f"ggspec_{hook} (a test hook; rc.8's private CPU structs are known "
+                                           "only for the rc8 target)")
+
+    def _cpu_context_field(self, backend: Any, field: str) -> int:
+        """rc.8's `struct ggml_backend_cpu_context { int n_threads; void * work_data; size_t
+        work_size; }` (ggml-backend.c), read at its C offsets."""
+        self._private("backend_cpu_" + field)
+        base = self.ffi.cast("char *", backend.context)
+        data_off = max(self.ffi.sizeof("int"), self.ffi.alignof("void *"))
+        if field == "work_data":
+            return int(self.ffi.cast("uintptr_t", self.ffi.cast("void **", base + data_off)[0]))
+        return int(self.ffi.cast("size_t *", base + data_off + self.ffi.sizeof("void *"))[0])
+
+    def cpu_work_size(self, backend: Any) -> int:
+        hook = getattr(self.lib, self.p + "backend_cpu_work_size", None)
+        return int(hook(backend)) if hook is not None else self._cpu_context_field(backend, "work_size")
+
+    def cpu_work_data(self, backend: Any) -> int:
+        hook = getattr(self.lib, self.p + "backend_cpu_work_data", None)
+        if hook is not None:
+            return int(self.ffi.cast("uintptr_t", hook(backend)))
+        return self._cpu_context_field(backend, "work_data")
+
+    def _cpu_plan_cplan(self, plan: Any) -> Any:
+        """rc.8's `struct ggml_backend_plan_cpu { struct ggml_cplan cplan; struct ggml_cgraph cgraph; }`."""
+        self._private("backend_cpu_plan_*")
+        return self.ffi.cast(f"struct {self.p}cplan *", plan)
+
+    def cpu_plan_work_size(self, plan: Any) -> int:
+        hook = getattr(self.lib, self.p + "backend_cpu_plan_work_size", None)
+        return int(hook(plan)) if hook is not None else int(self._cpu_plan_cplan(plan).work_size)
+
+    def cpu_plan_n_threads(self, plan: Any) -> int:
+        hook = getattr(self.lib, self.p + "backend_cpu_plan_n_threads", None)
+        return int(hook(plan)) if hook is not None else int(self._cpu_plan_cplan(plan).n_threads)
+
+    # graph copy and compare ----------------------------------------------------------------
+
+    def backend_graph_copy(self, backend: Any, g: Any) -> GraphCopyResult:
+        copy = self.fn("backend_graph_copy")(backend, g)
+        return GraphCopyResult(self._opt(copy.buffer), copy.ctx_allocated != self.ffi.NULL,
+                               copy.ctx_unallocated != self.ffi.NULL, self._opt(copy.graph), copy)
+
+    def backend_graph_copy_free(self, copy: GraphCopyResult) -> None:
+        self.fn("backend_graph_copy_free")(copy.raw)
+
+    def backend_compare_graph_backend(self, backend1: Any, backend2: Any, g: Any,
+                                      callback: Callable[[int, Any, Any], bool]) -> bool:
+        raised: list[BaseException] = []
+
+        def trampoline(i: int, t1: Any, t2: Any, user_data: Any) -> bool:
+            if raised:
+                return False
+            return bool(callback(int(i), t1, t2))
+
+        def onerror(exc_type: Any, exc: BaseException, tb: Any) -> bool:
+            raised.append(exc)
+            return False
+
+        cb = self.ffi.callback(f"bool(int, struct {self.p}tensor *, struct {self.p}tensor *, void *)", trampoline,
+                               onerror=onerror)
+        self._keep.append(cb)
+        result = bool(self.fn("backend_compare_graph_backend")(backend1, backend2, g, cb, self.ffi.NULL))
+        if raised:
+            raise raised[0]
+        return result
 
 
 #: set in a worker forked by the harness for one scenario (see CApiTarget._registry_guard)

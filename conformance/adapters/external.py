@@ -280,6 +280,7 @@ def _digest(include_dir: Path, lib_path: Path, prefix: str, spellings: Spellings
     for name in headers_of(include_dir):
         feed(name, (include_dir / name).read_bytes())
     feed("lib", lib_path.read_bytes())
+    feed("paths", f"{include_dir}|{lib_path}".encode())  # the module's rpath and the reproducers' -I
     for area in CDEF_AREAS:
         feed(f"cdef/{area}", (Path(CDEF_DIR) / f"{area}.h").read_bytes())
     for src in _SHIM_SOURCES:

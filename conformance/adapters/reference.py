@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from reference import alloc as A
 from reference import backend as B
 from reference import buffer as BF
 from reference import copy as C
 from reference import cpu, graph, ops, tdata, vdev
+from reference import graph_copy as GC
 from reference import sched as S
+from reference.alloc import Tallocr
 from reference.backend import Backend
 from reference.buffer import Buffer, BufferInterface, BufferType, BufferUsage
 from reference.clauses import Profile
@@ -18,7 +21,7 @@ from reference.tensor import Context, Tensor, nbytes, resolved_buffer
 from reference.types import GGMLType, Op, traits
 from reference.world import Region, World
 
-from ..target import SchedPlan, TensorInfo, VDevParams
+from ..target import GraphCopyResult, GraphInfo, SchedPlan, TensorInfo, VDevParams
 
 
 class ReferenceTarget:
@@ -308,6 +311,42 @@ class ReferenceTarget:
     def backend_graph_compute(self, backend: Backend, g: CGraph) -> bool:
         return B.backend_graph_compute(backend, g)
 
+    def context_tensors(self, host: bool = False) -> list[Tensor]:
+        return graph.context_tensors(self.host_ctx if host else self.ctx)
+
+    def context_no_alloc(self, host: bool = False) -> bool:
+        return graph.get_no_alloc(self.host_ctx if host else self.ctx)
+
+    def new_graph_custom(self, size: int, grads: bool) -> CGraph:
+        return graph.new_graph_custom(self.ctx, size, grads)
+
+    def new_graph_default(self) -> CGraph:
+        return graph.new_graph(self.ctx)
+
+    def graph_info(self, g: CGraph) -> GraphInfo:
+        return GraphInfo(g.size, g.n_nodes, g.n_leafs, g.grads is not None, g.visited.size, int(g.order))
+
+    def graph_set_order(self, g: CGraph, order: int) -> None:
+        g.order = graph.EvalOrder(order)
+
+    def graph_grads(self, g: CGraph) -> list[Tensor | None] | None:
+        return None if g.grads is None else list(g.grads[: g.n_nodes])
+
+    def graph_view(self, g: CGraph, i0: int, i1: int) -> CGraph:
+        return graph.graph_view(g, i0, i1)
+
+    def graph_clear(self, g: CGraph) -> None:
+        graph.graph_clear(g)
+
+    def set_param(self, t: Tensor) -> None:
+        graph.set_param(self.ctx, t)
+
+    def tensor_grad(self, t: Tensor) -> Tensor | None:
+        return t.grad
+
+    def tensor_op_params(self, t: Tensor) -> bytes:
+        return ops.op_params64(t)
+
     # the scheduler ---------------------------------------------------------------------------
 
     def sched_new(self, backends: Sequence[Backend], bufts: Sequence[BufferType] | None, graph_size: int) -> S.Sched:
@@ -344,12 +383,163 @@ class ReferenceTarget:
         S.set_eval_callback(s, None if decide is None else (lambda t, ask: decide(t.name, ask)))
 
     def sched_plan(self, s: S.Sched, g: CGraph) -> SchedPlan:
-        splits = tuple(
-            (S.allocr_prio(s, sp.tallocr), sp.i_start, sp.i_end, tuple(i.name for i in sp.inputs)) for sp in s.splits
-        )
-        nodes = tuple((n.name, S.allocr_prio(s, S.get_assignment(s, n)) if S.get_assignment(s, n) else -1) for n in g.node_list())
+        """The full plan: the model is its own debug hook."""
+
+        def index(talloc: Tallocr | None) -> int:
+            return -1 if talloc is None else S.allocr_prio(s, talloc)
+
+        splits = tuple((index(sp.tallocr), sp.i_start, sp.i_end, tuple(i.name for i in sp.inputs)) for sp in s.splits)
+        nodes = tuple((n.name, index(S.get_assignment(s, n))) for n in g.node_list())
+        leafs = tuple((x.name, index(S.get_assignment(s, x))) for x in g.leaf_list())
         copies = tuple(sorted(c.name for per in s.node_copies.values() for c in per.values()))
-        return SchedPlan(splits, nodes, copies, S.get_n_splits(s))
+        causes = tuple((x.name, S.cause_of(s, x)) for x in [*g.node_list(), *g.leaf_list()])
+        return SchedPlan(splits, nodes, copies, S.get_n_splits(s), causes, leafs)
+
+    # allocators ------------------------------------------------------------------------------
+
+    def tensor_data(self, t: Tensor) -> int | None:
+        return t.data
+
+    def tallocr_new(self, mem: Region | None, size: int, alignment: int) -> A.Tallocr:
+        return A.tallocr_new(self.world, mem.base if mem is not None else None, size, alignment)
+
+    def tallocr_new_measure(self, alignment: int) -> A.Tallocr:
+        return A.tallocr_new_measure(self.world, alignment)
+
+    def tallocr_new_from_buft(self, buft: BufferType, size: int) -> A.Tallocr:
+        return A.tallocr_new_from_buft(buft, size)
+
+    def tallocr_new_from_backend(self, backend: Backend, size: int) -> A.Tallocr:
+        return A.tallocr_new_from_backend(backend, size)
+
+    def tallocr_new_from_buffer(self, buf: Buffer) -> A.Tallocr:
+        return A.tallocr_new_from_buffer(buf)
+
+    def tallocr_new_measure_from_buft(self, buft: BufferType) -> A.Tallocr:
+        return A.tallocr_new_measure_from_buft(buft)
+
+    def tallocr_new_measure_from_backend(self, backend: Backend) -> A.Tallocr:
+        return A.tallocr_new_measure_from_backend(backend)
+
+    def tallocr_get_buffer(self, talloc: A.Tallocr) -> Buffer:
+        return A.tallocr_get_buffer(talloc)
+
+    def tallocr_free(self, talloc: A.Tallocr | None) -> None:
+        A.tallocr_free(talloc)
+
+    def tallocr_is_measure(self, talloc: A.Tallocr) -> bool:
+        return A.tallocr_is_measure(talloc)
+
+    def tallocr_reset(self, talloc: A.Tallocr) -> None:
+        A.tallocr_reset(talloc)
+
+    def tallocr_alloc(self, talloc: A.Tallocr, t: Tensor) -> None:
+        A.tallocr_alloc(talloc, t)
+
+    def tallocr_max_size(self, talloc: A.Tallocr) -> int:
+        return A.tallocr_max_size(talloc)
+
+    def gallocr_new(self) -> A.Gallocr:
+        return A.gallocr_new()
+
+    def gallocr_free(self, galloc: A.Gallocr | None) -> None:
+        A.gallocr_free(galloc)
+
+    def gallocr_set_parse_seq(self, galloc: A.Gallocr, order: Sequence[int]) -> None:
+        A.gallocr_set_parse_seq(galloc, order)
+
+    def gallocr_alloc_graph(self, galloc: A.Gallocr, talloc: A.Tallocr, g: CGraph) -> int:
+        return A.gallocr_alloc_graph(galloc, talloc, g)
+
+    def gallocr_alloc_graph_n(self, galloc: A.Gallocr, g: CGraph, hash_size: int,
+                              tallocs: Sequence[tuple[Tensor, A.Tallocr]]) -> None:
+        hs = graph.HashSet(graph.hash_size(hash_size), "ALLOC-14")
+        table: list[A.Tallocr | None] = [None] * hs.size
+        for t, talloc in tallocs:
+            table[hs.find_or_insert(t)] = talloc
+        A.gallocr_alloc_graph_n(galloc, g, hs, table)
+
+    def allocr_new(self, mem: Region | None, size: int, alignment: int) -> A.Allocr:
+        return A.allocr_new(self.world, mem.base if mem is not None else None, size, alignment)
+
+    def allocr_new_measure(self, alignment: int) -> A.Allocr:
+        return A.allocr_new_measure(self.world, alignment)
+
+    def allocr_new_from_buffer(self, buf: Buffer) -> A.Allocr:
+        return A.allocr_new_from_buffer(buf)
+
+    def allocr_new_from_backend(self, backend: Backend, size: int) -> A.Allocr:
+        return A.allocr_new_from_backend(backend, size)
+
+    def allocr_new_measure_from_backend(self, backend: Backend) -> A.Allocr:
+        return A.allocr_new_measure_from_backend(backend)
+
+    def allocr_get_buffer(self, alloc: A.Allocr) -> Buffer:
+        return A.allocr_get_buffer(alloc)
+
+    def allocr_set_parse_seq(self, alloc: A.Allocr, order: Sequence[int]) -> None:
+        A.allocr_set_parse_seq(alloc, order)
+
+    def allocr_free(self, alloc: A.Allocr | None) -> None:
+        A.allocr_free(alloc)
+
+    def allocr_is_measure(self, alloc: A.Allocr) -> bool:
+        return A.allocr_is_measure(alloc)
+
+    def allocr_reset(self, alloc: A.Allocr) -> None:
+        A.allocr_reset(alloc)
+
+    def allocr_alloc(self, alloc: A.Allocr, t: Tensor) -> None:
+        A.allocr_alloc(alloc, t)
+
+    def allocr_max_size(self, alloc: A.Allocr) -> int:
+        return A.allocr_max_size(alloc)
+
+    def allocr_alloc_graph(self, alloc: A.Allocr, g: CGraph) -> int:
+        return A.allocr_alloc_graph(alloc, g)
+
+    def backend_alloc_ctx_tensors(self, backend: Backend, host: bool = False) -> Buffer | None:
+        return A.alloc_ctx_tensors(self.host_ctx if host else self.ctx, backend)
+
+    def backend_alloc_ctx_tensors_from_buft(self, buft: BufferType, host: bool = False) -> Buffer | None:
+        return A.alloc_ctx_tensors_from_buft(self.host_ctx if host else self.ctx, buft)
+
+    # graph plans and the CPU backend's work memory -------------------------------------------
+
+    def backend_graph_plan_create(self, backend: Backend, g: CGraph) -> object:
+        return B.backend_graph_plan_create(backend, g)
+
+    def backend_graph_plan_free(self, backend: Backend, plan: object) -> None:
+        B.backend_graph_plan_free(backend, plan)
+
+    def backend_graph_plan_compute(self, backend: Backend, plan: object) -> None:
+        B.backend_graph_plan_compute(backend, plan)
+
+    def cpu_work_size(self, backend: Backend) -> int:
+        return cpu.cpu_work_size(backend)
+
+    def cpu_work_data(self, backend: Backend) -> int:
+        return cpu.cpu_work_data(backend) or 0
+
+    def cpu_plan_work_size(self, plan: object) -> int:
+        return cpu.cpu_plan_work_size(plan)
+
+    def cpu_plan_n_threads(self, plan: object) -> int:
+        return cpu.cpu_plan_n_threads(plan)
+
+    # graph copy and compare ------------------------------------------------------------------
+
+    def backend_graph_copy(self, backend: Backend, g: CGraph) -> GraphCopyResult:
+        copy = GC.graph_copy(backend, g)
+        return GraphCopyResult(copy.buffer, copy.ctx_allocated is not None, copy.ctx_unallocated is not None,
+                               copy.graph, copy)
+
+    def backend_graph_copy_free(self, copy: GraphCopyResult) -> None:
+        GC.graph_copy_free(copy.raw)
+
+    def backend_compare_graph_backend(self, backend1: Backend, backend2: Backend, g: CGraph,
+                                      callback: Callable[[int, Tensor, Tensor], bool]) -> bool:
+        return GC.compare_graph_backend(backend1, backend2, g, callback)
 
 
 def build_op(ctx: Context, kind: str, srcs: Sequence[Tensor | None], params: Sequence[float]) -> Tensor:
@@ -358,7 +548,7 @@ def build_op(ctx: Context, kind: str, srcs: Sequence[Tensor | None], params: Seq
     b = srcs[1] if len(srcs) > 1 else None
     if a is None:
         raise ValueError(f"op {kind!r} needs a first source")
-    ints = [int(p) for p in params]
+    ints = [int(p) for p in params] if kind in ("view", "reshape", "permute") else []
     if kind == "view":
         n = (len(ints) + 1) // 2
         return ops.view(ctx, a, ints[:n], ints[n:-1], ints[-1])
@@ -372,6 +562,12 @@ def build_op(ctx: Context, kind: str, srcs: Sequence[Tensor | None], params: Seq
         return ops.norm(ctx, a, float(params[0]))
     if kind == "soft_max_ext":
         return ops.soft_max_ext(ctx, a, b, float(params[0]))
+    if kind == "soft_max":
+        return ops.soft_max(ctx, a)
+    if kind == "reshape_as":
+        if b is None:
+            raise ValueError("op 'reshape_as' needs two sources")
+        return ops.reshape(ctx, a, b)
     unary = {"dup": ops.dup, "cont": ops.cont, "transpose": ops.transpose, "gelu": ops.gelu, "silu": ops.silu}
     if kind in unary:
         return unary[kind](ctx, a)

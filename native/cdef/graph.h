@@ -68,4 +68,7 @@ void                        ggspec_backend_graph_plan_compute(ggspec_backend_t b
 bool                        ggspec_backend_graph_compute(ggspec_backend_t backend, struct ggspec_cgraph * cgraph);
 
 size_t ggspec_backend_cpu_work_size(ggspec_backend_t backend_cpu);
+void * ggspec_backend_cpu_work_data(ggspec_backend_t backend_cpu);
+size_t ggspec_backend_cpu_plan_work_size(ggspec_backend_graph_plan_t plan);
+int    ggspec_backend_cpu_plan_n_threads(ggspec_backend_graph_plan_t plan);
 size_t ggspec_vdev_graphs_run(ggspec_backend_t b);

@@ -3,7 +3,7 @@
  * copies, backends, the CPU backend, the registry and the tensor placement utilities.
  *
  * Every function has the name of its rc.8 counterpart with wsp_ggml_ replaced by ggspec_.
- * The scheduler belongs to a later area and is not declared here yet.
+ * The scheduler (sched.c) is declared after the graph utilities.
  */
 #pragma once
 
@@ -116,12 +116,72 @@ bool ggspec_backend_compare_graph_backend(ggspec_backend_t backend1, ggspec_back
                                           ggspec_backend_eval_callback callback, void * user_data);
 
 /*
+ * The backend scheduler (sched.c): one graph over several backends, given in priority order
+ * (index 0 most wanted, the last one the fallback). See spec/sched.md.
+ */
+typedef struct ggspec_tallocr * ggspec_tallocr_t; /* also in ggspec-alloc.h */
+
+struct ggspec_backend_sched;
+typedef struct ggspec_backend_sched * ggspec_backend_sched_t;
+
+/* ask == true: does the caller want to see t (lets the scheduler batch the nodes before it)?
+   ask == false: t is computed; returning false stops the graph computation */
+typedef bool (*ggspec_backend_sched_eval_callback)(struct ggspec_tensor * t, bool ask, void * user_data);
+
+ggspec_backend_sched_t  ggspec_backend_sched_new(ggspec_backend_t * backends, ggspec_backend_buffer_type_t * bufts, int n_backends, size_t graph_size);
+void                    ggspec_backend_sched_free(ggspec_backend_sched_t sched);
+/* split and allocate a measure graph, then give every backend a buffer of the measured size */
+void                    ggspec_backend_sched_init_measure(ggspec_backend_sched_t sched, struct ggspec_cgraph * measure_graph);
+/* the number of splits of the last graph split */
+int                     ggspec_backend_sched_get_n_splits(ggspec_backend_sched_t sched);
+
+ggspec_tallocr_t        ggspec_backend_sched_get_tallocr(ggspec_backend_sched_t sched, ggspec_backend_t backend);
+ggspec_backend_buffer_t ggspec_backend_sched_get_buffer (ggspec_backend_sched_t sched, ggspec_backend_t backend);
+
+void                    ggspec_backend_sched_set_node_backend(ggspec_backend_sched_t sched, struct ggspec_tensor * node, ggspec_backend_t backend);
+ggspec_backend_t        ggspec_backend_sched_get_node_backend(ggspec_backend_sched_t sched, struct ggspec_tensor * node);
+
+/* split, allocate and compute (no synchronize) */
+void                    ggspec_backend_sched_graph_compute(ggspec_backend_sched_t sched, struct ggspec_cgraph * graph);
+/* forget all assignments and copies, reset the allocators */
+void                    ggspec_backend_sched_reset(ggspec_backend_sched_t sched);
+void                    ggspec_backend_sched_set_eval_callback(ggspec_backend_sched_t sched, ggspec_backend_sched_eval_callback callback, void * user_data);
+
+/*
+ * Scheduler test hooks (ggspec extensions, no rc.8 counterpart): the plan of the last split
+ * graph, for comparison with the reference model. Backends are given by index (-1: none).
+ * Looking a tensor up does not add it to the scheduler's hash set. A split or input index out
+ * of range aborts.
+ */
+int                    ggspec_backend_sched_debug_n_splits       (ggspec_backend_sched_t sched);
+int                    ggspec_backend_sched_debug_split_backend  (ggspec_backend_sched_t sched, int k);
+int                    ggspec_backend_sched_debug_split_i_start  (ggspec_backend_sched_t sched, int k);
+int                    ggspec_backend_sched_debug_split_i_end    (ggspec_backend_sched_t sched, int k);
+int                    ggspec_backend_sched_debug_split_n_inputs (ggspec_backend_sched_t sched, int k);
+struct ggspec_tensor * ggspec_backend_sched_debug_split_input    (ggspec_backend_sched_t sched, int k, int j);
+/* the tensor's assigned backend, -1 when it has none or the scheduler has not seen it */
+int                    ggspec_backend_sched_debug_tensor_backend (ggspec_backend_sched_t sched, struct ggspec_tensor * t);
+/* which pass decided it: "1.dst", "1.vsrc", "1.wgtN", "2.1" .. "2.4", "3.vsrc", "3.cur",
+   "4.cpy", "user"; "" when unassigned */
+const char *           ggspec_backend_sched_debug_tensor_cause   (ggspec_backend_sched_t sched, struct ggspec_tensor * t);
+/* the copy of an input on a backend, or NULL */
+struct ggspec_tensor * ggspec_backend_sched_debug_tensor_copy    (ggspec_backend_sched_t sched, struct ggspec_tensor * t, int backend_index);
+bool                   ggspec_backend_sched_debug_is_reset       (ggspec_backend_sched_t sched);
+/* the allocation graph of the last split (SCHED-20), NULL after a reset */
+struct ggspec_cgraph * ggspec_backend_sched_debug_alloc_graph    (ggspec_backend_sched_t sched);
+
+/*
  * ggspec extensions (no rc.8 counterpart): read-only looks at state that rc.8 keeps private,
  * for the conformance suite.
  */
 int    ggspec_backend_cpu_get_n_threads(ggspec_backend_t backend_cpu);
 /* bytes of the CPU backend's graph_compute work buffer (grows, never shrinks) */
 size_t ggspec_backend_cpu_work_size(ggspec_backend_t backend_cpu);
+/* its address (NULL while empty) */
+void * ggspec_backend_cpu_work_data(ggspec_backend_t backend_cpu);
+/* a CPU plan's own work buffer size (0: none) and the thread count it computes with */
+size_t ggspec_backend_cpu_plan_work_size(ggspec_backend_graph_plan_t plan);
+int    ggspec_backend_cpu_plan_n_threads(ggspec_backend_graph_plan_t plan);
 
 #ifdef __cplusplus
 }

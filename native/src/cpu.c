@@ -181,13 +181,15 @@ static bool cpu_backend_supports_op(ggspec_backend_t backend, const struct ggspe
 }
 
 /*
- * Graphs. A plan holds a shallow copy of the graph struct (the node array is the caller's, as
- * in rc.8) and a work buffer of its own; graph_compute uses the backend's work buffer, which
- * only ever grows.
+ * Graphs. A plan holds its own copy of the graph's node list (CPU-19, profile fixed: rc.8
+ * keeps only a shallow copy of the graph struct, so a graph cleared or rebuilt after planning
+ * changes what the plan computes) and a work buffer of its own (CPU-18); graph_compute uses
+ * the backend's work buffer, which only ever grows (CPU-17).
  */
 struct cpu_plan {
-    struct ggspec_cplan  cplan;
-    struct ggspec_cgraph cgraph;
+    struct ggspec_cplan    cplan;
+    struct ggspec_cgraph   cgraph; /* nodes points at the plan's own copy below */
+    struct ggspec_tensor ** nodes;
 };
 
 static ggspec_backend_graph_plan_t cpu_backend_graph_plan_create(ggspec_backend_t backend, const struct ggspec_cgraph * cgraph) {
@@ -197,6 +199,17 @@ static ggspec_backend_graph_plan_t cpu_backend_graph_plan_create(ggspec_backend_
 
     plan->cplan  = ggspec_graph_plan(cgraph, ctx->n_threads);
     plan->cgraph = *cgraph;
+    plan->nodes  = malloc(sizeof(struct ggspec_tensor *) * (size_t)(cgraph->n_nodes > 0 ? cgraph->n_nodes : 1));
+    GGSPEC_ASSERT(plan->nodes != NULL, "cpu_plan->nodes != NULL");
+    for (int i = 0; i < cgraph->n_nodes; i++) {
+        plan->nodes[i] = cgraph->nodes[i];
+    }
+    plan->cgraph.nodes = plan->nodes;
+    plan->cgraph.grads = NULL;
+    plan->cgraph.leafs = NULL;
+    plan->cgraph.n_leafs = 0;
+    plan->cgraph.visited_hash_table.size = 0;
+    plan->cgraph.visited_hash_table.keys = NULL;
     if (plan->cplan.work_size > 0) {
         plan->cplan.work_data = malloc(plan->cplan.work_size);
         GGSPEC_ASSERT(plan->cplan.work_data != NULL, "cpu_plan->cplan.work_data != NULL");
@@ -208,6 +221,7 @@ static void cpu_backend_graph_plan_free(ggspec_backend_t backend, ggspec_backend
     GGSPEC_UNUSED(backend);
     struct cpu_plan * p = plan;
     free(p->cplan.work_data);
+    free(p->nodes);
     free(p);
 }
 
@@ -285,4 +299,22 @@ size_t ggspec_backend_cpu_work_size(ggspec_backend_t backend_cpu) {
     GGSPEC_ASSERT(ggspec_backend_is_cpu(backend_cpu), "ggml_backend_is_cpu(backend_cpu)");
     const struct cpu_backend_context * ctx = backend_cpu->context;
     return ctx->work_size;
+}
+
+/* test hook (ggspec extension): the address of the backend's graph_compute work buffer (NULL while empty) */
+void * ggspec_backend_cpu_work_data(ggspec_backend_t backend_cpu) {
+    GGSPEC_ASSERT(ggspec_backend_is_cpu(backend_cpu), "ggml_backend_is_cpu(backend_cpu)");
+    const struct cpu_backend_context * ctx = backend_cpu->context;
+    return ctx->work_data;
+}
+
+/* test hooks (ggspec extension): a CPU plan's own work buffer size and its thread count */
+size_t ggspec_backend_cpu_plan_work_size(ggspec_backend_graph_plan_t plan) {
+    const struct cpu_plan * p = plan;
+    return p->cplan.work_size;
+}
+
+int ggspec_backend_cpu_plan_n_threads(ggspec_backend_graph_plan_t plan) {
+    const struct cpu_plan * p = plan;
+    return p->cplan.n_threads;
 }

@@ -417,6 +417,14 @@ static void make_shadow(const struct vdev_device * dev, const tensor_t * t, tens
     }
 }
 
+/* ops that read and write nothing (their node only describes memory): the CPU kernels skip
+   them, so, like a real device backend, the device does not look at where they live (a
+   scheduler's split may hold a view of a tensor on another backend, SCHED-13) */
+static bool is_noop(const tensor_t * t) {
+    return t->op == VDU(OP_NONE) || t->op == VDU(OP_VIEW) || t->op == VDU(OP_RESHAPE) ||
+           t->op == VDU(OP_PERMUTE) || t->op == VDU(OP_TRANSPOSE);
+}
+
 static struct vdev_graph * capture_graph(struct vdev_device * dev, const cgraph_t * cgraph) {
     const int n = cgraph->n_nodes;
     struct vdev_graph * g = calloc(1, sizeof(*g));
@@ -430,6 +438,18 @@ static struct vdev_graph * capture_graph(struct vdev_device * dev, const cgraph_
     for (int i = 0; i < n; i++) {
         const tensor_t * node = cgraph->nodes[i];
         tensor_t * block = g->shadows + (size_t)i * (1 + VDEV_MAX_SRC);
+        if (is_noop(node)) { /* computed as nothing: no memory, no sources */
+            block[0] = *node;
+            block[0].data = NULL;
+            block[0].buffer = NULL;
+            block[0].view_src = NULL;
+            block[0].grad = NULL;
+            for (int j = 0; j < VDEV_MAX_SRC; j++) {
+                block[0].src[j] = NULL;
+            }
+            g->nodes[i] = &block[0];
+            continue;
+        }
         make_shadow(dev, node, &block[0]);
         for (int j = 0; j < VDEV_MAX_SRC; j++) {
             if (node->src[j] != NULL) {

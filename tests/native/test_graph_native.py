@@ -386,8 +386,9 @@ def test_constructor_asserts() -> None:
 
 
 def np_gelu(x: np.ndarray) -> np.ndarray:
-    x = x.astype(np.float64)
-    return 0.5 * x * (1.0 + np.tanh(0.7978845608028654 * x * (1.0 + 0.044715 * x * x)))
+    xd = x.astype(np.float64)
+    out: np.ndarray = 0.5 * xd * (1.0 + np.tanh(0.7978845608028654 * xd * (1.0 + 0.044715 * xd * xd)))
+    return out
 
 
 def test_add_mul_broadcast(ctx: Any, cpu: Any) -> None:
@@ -551,8 +552,10 @@ def test_gelu_silu_tables(ctx: Any, cpu: Any) -> None:
         assert np.array_equal(got.astype(np.float16).astype(np.float32), got)
 
     # every unary op, F32 and F16
-    f = {0: np.abs, 1: np.sign, 2: np.negative, 3: lambda v: (v > 0).astype(np.float32),
-         4: np.tanh, 5: lambda v: np.where(v > 0, v, np.expm1(v)), 6: lambda v: np.maximum(v, 0)}
+    f: dict[int, Callable[[np.ndarray], np.ndarray]] = {
+        0: np.abs, 1: np.sign, 2: np.negative, 3: lambda v: (v > 0).astype(np.float32),
+        4: np.tanh, 5: lambda v: np.where(v > 0, v, np.expm1(v)), 6: lambda v: np.maximum(v, 0),
+    }
     for op, ref_fn in f.items():
         for type_ in (F32, F16):
             xt = x.astype(NP_TYPE[type_])
@@ -935,7 +938,7 @@ _CALLS: list[tuple[int, bytes, bytes]] = []
 _STOP_AFTER: list[int] = [1 << 30]
 
 
-@ffi.def_extern()
+@ffi.def_extern()  # type: ignore[untyped-decorator]
 def ggspec_py_eval_callback(i: int, t1: Any, t2: Any, user_data: Any) -> bool:
     n = lib.ggspec_nbytes(t1)
     b2 = ffi.new("uint8_t[]", n)

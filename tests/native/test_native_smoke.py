@@ -162,7 +162,7 @@ def test_type_traits() -> None:
         lib.GGSPEC_TYPE_F16: (1, 2, "f16", lib.GGSPEC_TYPE_F16),
         lib.GGSPEC_TYPE_Q4_0: (32, 18, "q4_0", lib.GGSPEC_TYPE_Q8_0),
         lib.GGSPEC_TYPE_Q8_0: (32, 34, "q8_0", lib.GGSPEC_TYPE_Q8_0),
-        lib.GGSPEC_TYPE_Q8_K: (256, 292, "q8_K", lib.GGSPEC_TYPE_Q8_K),
+        lib.GGSPEC_TYPE_Q8_K: (256, 292, "q8_K", lib.GGSPEC_TYPE_F32),
         lib.GGSPEC_TYPE_IQ2_XXS: (256, 66, "iq2_xxs", lib.GGSPEC_TYPE_Q8_K),
         lib.GGSPEC_TYPE_IQ2_XS: (256, 74, "iq2_xs", lib.GGSPEC_TYPE_Q8_K),
     }

@@ -1,0 +1,373 @@
+"""Shared steps of the graph checks: building a GraphSpec on a backend, placing its nodes,
+computing it, and recording every node's result.
+
+Nodes are placed by hand, not by an allocator (the CORE checks must not depend on ALLOC): the
+fresh nodes one after the other in one buffer of the backend, each at an aligned offset, in
+graph order; the view nodes (VIEW, RESHAPE, PERMUTE, TRANSPOSE, CPY) with `view_init` into
+their root's buffer.
+
+`record_graph` records, for every node in graph order, its layout (`TensorInfo`) and its value:
+the raw bytes of a data-movement node (NONE, VIEW, RESHAPE, PERMUTE, TRANSPOSE, DUP, CPY, CONT)
+and an `Approx` of any other node, with the tolerance spec/graph.md states for its op and
+types. Tolerances compound along a graph: a node is compared with its own tolerance plus a
+bound on how far the differences its sources were allowed can move it (first-order, per op;
+see `_propagate`); a data-movement node downstream of a tolerance-compared node is compared
+as values then, not bytes. Against a target that computes bit for bit as rc.8 does (native/,
+rc.8 itself), every bound is slack.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from reference.quants import QK, quantize_q8_0
+from reference.types import GGMLType, Op, type_size
+
+from ..approx import U, Approx, decode, dequantized_blocks, mul_mat_atol, norm_atol, soft_max_tolerance, unary_tolerance
+from ..graphspec import Built, GraphSpec, build
+from ..harness import Recorder
+from ..target import Handle, Target, TensorInfo
+
+Array = npt.NDArray[Any]
+
+#: ops whose result is bytes moved, not computed (compared as bytes while their inputs are exact)
+DATA_MOVEMENT = frozenset({Op.NONE, Op.VIEW, Op.RESHAPE, Op.PERMUTE, Op.TRANSPOSE, Op.DUP, Op.CPY, Op.CONT})
+#: ops that write nothing (CORE-48)
+NO_COMPUTE = frozenset({Op.NONE, Op.VIEW, Op.RESHAPE, Op.PERMUTE, Op.TRANSPOSE})
+VALUE_TYPES = (GGMLType.F32, GGMLType.F16, GGMLType.Q4_0, GGMLType.Q8_0)
+
+
+def round_up(n: int, align: int) -> int:
+    return (n + align - 1) // align * align
+
+
+def place_nodes(t: Target, g: Handle, backend: Handle) -> Handle | None:
+    """Allocate the graph's nodes on `backend` (see the module doc); returns the nodes' buffer
+    (None when every node is a view)."""
+    nodes = t.graph_nodes(g)
+    fresh = [n for n in nodes if t.tensor_view_src(n) is None]
+    buf = None
+    if fresh:
+        buft = t.backend_get_default_buffer_type(backend)
+        align = t.buft_get_alignment(buft)
+        offsets, size = [], 0
+        for n in fresh:
+            size = round_up(size, align)
+            offsets.append(size)
+            size += t.buft_get_alloc_size(buft, n)
+        buf = t.backend_alloc_buffer(backend, size + align)
+        t.buffer_clear(buf, 0xA5)  # fresh memory is undefined: give every byte a value
+        pad = (-t.buffer_get_base(buf)) % align
+        for n, off in zip(fresh, offsets, strict=True):
+            t.tensor_alloc(buf, n, pad + off)
+    for n in nodes:
+        root = t.tensor_view_src(n)
+        if root is not None and t.tensor_buffer(n) is None:
+            root_buf = t.tensor_buffer(root)
+            assert root_buf is not None, "a view's root is placed before the view"
+            t.view_init(root_buf, n)
+    return buf
+
+
+@dataclass
+class Ran:
+    """A GraphSpec built, placed and computed on one backend."""
+
+    built: Built
+    backend: Handle
+    nodes: list[Handle] = field(default_factory=list)
+
+
+def make_tensors(t: Target, spec: GraphSpec) -> dict[str, Handle]:
+    """`spec`'s leafs (without memory) and nodes, named as the spec names them; no graph."""
+    tensors: dict[str, Handle] = {x.name: t.new_tensor(x.type, x.ne, x.name) for x in spec.leafs}
+    for node in spec.nodes:
+        tensors[node.name] = t.op(node.op, [tensors[s] if s is not None else None for s in node.srcs], node.params)
+        t.set_name(tensors[node.name], node.name)
+    return tensors
+
+
+def run_spec(t: Target, spec: GraphSpec, backend: Handle) -> Ran:
+    """Build `spec` with all its leafs on `backend` (whatever their place), place the nodes
+    there, compute, synchronize."""
+    places = max((x.place for x in spec.leafs), default=0) + 1
+    built = build(t, spec, [backend] * places)
+    place_nodes(t, built.graph, backend)
+    t.backend_graph_compute(backend, built.graph)
+    t.backend_synchronize(backend)
+    return Ran(built, backend, t.graph_nodes(built.graph))
+
+
+def layout(info: TensorInfo) -> TensorInfo:
+    """What is compared of a tensor's layout: everything but its address (`data_offset`
+    depends on where the buffer's base happens to be: the checks pad it to the alignment)."""
+    return replace(info, data_offset=None)
+
+
+def raw(t: Target, x: Handle) -> bytes:
+    return t.tensor_get(x, 0, t.nbytes(x))
+
+
+# --- values and how far they may be off --------------------------------------------------------
+
+
+@dataclass
+class _Seen:
+    """What the recorder knows of a tensor: its layout, its values (None: not decodable) and
+    how far they may be from a correct computation's (`err`, absolute; 0: exact)."""
+
+    info: TensorInfo
+    values: Array | None
+    err: float
+
+
+def _decodable(info: TensorInfo) -> bool:
+    t = GGMLType(info.type)
+    if t not in (*VALUE_TYPES, GGMLType.I32):
+        return False
+    if t in (GGMLType.Q4_0, GGMLType.Q8_0):
+        return info.ne[0] % QK == 0 and info.nb[0] == type_size(t)
+    return True
+
+
+def _finite_max(x: Array | float) -> float:
+    a = np.abs(np.asarray(x, dtype=np.float64))
+    if a.size == 0:
+        return 0.0
+    if np.isnan(a).any():
+        return math.inf
+    return float(a.max())
+
+
+def _blocks(t: Target, x: Handle, info: TensorInfo) -> tuple[Array, Array]:
+    """A quantized tensor's blocks in logical row order: (integers, d)."""
+    ts = type_size(GGMLType(info.type))
+    ne, nb = info.ne, info.nb
+    view = np.ndarray((ne[3], ne[2], ne[1], ne[0] // QK, ts), dtype=np.uint8, buffer=raw(t, x),
+                      strides=(nb[3], nb[2], nb[1], nb[0], 1))
+    return dequantized_blocks(GGMLType(info.type), view.reshape(-1, ts))
+
+
+def _f32_param(t: Target, x: Handle, i: int = 0) -> float:
+    return float(struct.unpack_from("<f", t.tensor_op_params(x), 4 * i)[0])
+
+
+class GraphRecorder:
+    """Records a computed graph's nodes (see the module doc)."""
+
+    def __init__(self, t: Target) -> None:
+        self.t = t
+        self.roots: list[tuple[Handle, float]] = []  # (root tensor, err of its bytes)
+
+    def _root(self, x: Handle) -> Handle:
+        r = self.t.tensor_view_src(x)
+        return x if r is None else r
+
+    def _root_err(self, x: Handle) -> float:
+        root = self._root(x)
+        for h, e in self.roots:
+            if h == root:
+                return e
+        return 0.0
+
+    def _set_root_err(self, x: Handle, err: float) -> None:
+        root = self._root(x)
+        for i, (h, e) in enumerate(self.roots):
+            if h == root:
+                self.roots[i] = (h, max(e, err))
+                return
+        self.roots.append((root, err))
+
+    def seen(self, x: Handle) -> _Seen:
+        info = self.t.tensor_info(x)
+        values = decode(info, raw(self.t, x)) if _decodable(info) else None
+        return _Seen(info, values, self._root_err(x))
+
+    # one node ------------------------------------------------------------------------------
+
+    def observe(self, node: Handle) -> Approx | None:
+        """The node's Approx (its own tolerance plus what its sources' allow), or None for a
+        data-movement node with exact inputs (recorded as bytes). Updates the error of the
+        memory the node writes."""
+        t = self.t
+        info = t.tensor_info(node)
+        op = Op(info.op)
+        if op in NO_COMPUTE:
+            return None
+        out = self.seen(node)
+        srcs = [t.tensor_src(node, i) for i in range(2)]
+        a = self.seen(srcs[0]) if srcs[0] is not None else None
+        b = self.seen(srcs[1]) if srcs[1] is not None else None
+        approx = self._approx(node, op, out, a, b)
+        if approx is None:
+            return None
+        total = _finite_max(approx.atol + approx.rtol * np.abs(np.nan_to_num(approx.values.astype(np.float64))))
+        if total > 0:
+            self._set_root_err(node, total)
+        return approx
+
+    def _approx(self, node: Handle, op: Op, out: _Seen, a: _Seen | None, b: _Seen | None) -> Approx | None:
+        assert a is not None
+        v = out.values
+        if op in (Op.DUP, Op.CPY, Op.CONT):
+            return None if a.err == 0 or v is None else _converted(out.info, v, a.err)
+        if v is None or a.values is None:
+            raise ValueError(f"cannot read the values of {out.info.name!r} ({op.name})")
+        x = a.values.astype(np.float64)
+        dst = np.nan_to_num(np.abs(v.astype(np.float64)), nan=0.0)
+        f32_flip = 2.0**-23 * dst  # an F32 rounding that lands on the other side
+        if op in (Op.ADD, Op.MUL):
+            assert b is not None and b.values is not None
+            ea, eb = a.err, b.err
+            if ea == 0 and eb == 0:
+                return Approx(v, what=f"{op.name}: bit-exact")
+            flip = 2.0**-10 * dst if GGMLType(out.info.type) == GGMLType.F16 else f32_flip
+            if op == Op.ADD:
+                extra = ea + eb + flip
+            else:
+                extra = _finite_max(b.values) * ea + _finite_max(x) * eb + ea * eb + flip
+            return Approx(v, extra, what=f"{op.name}: exact on exact inputs, + its inputs' bounds")
+        if op == Op.SCALE:
+            if a.err == 0:
+                return Approx(v, what="SCALE: bit-exact")
+            return Approx(v, abs(_f32_param(self.t, node)) * a.err + f32_flip, what="SCALE of inexact input")
+        if op == Op.GET_ROWS:
+            return Approx(v, a.err, what="GET_ROWS: bit-exact" if a.err == 0 else "GET_ROWS of an inexact table")
+        if op == Op.MUL_MAT:
+            assert b is not None
+            return self._mul_mat(v, a, b)
+        if op == Op.NORM:
+            eps = _f32_param(self.t, node)
+            atol = norm_atol(x, v, eps)
+            if a.err:
+                xd = x - x.mean(axis=-1, keepdims=True)
+                scale = 1.0 / np.sqrt((xd**2).mean(axis=-1, keepdims=True) + eps)
+                atol = atol + 4.0 * scale * a.err * (1.0 + dst)
+            return Approx(v, atol, what="NORM: 2^-20·(max|dst| + scale·|mean|) per row")
+        if op == Op.SOFT_MAX:
+            atol, rtol = soft_max_tolerance()
+            dw = abs(_f32_param(self.t, node)) * a.err + (b.err if b is not None else 0.0)
+            if dw:
+                rtol += 1.5 * math.expm1(min(2.0 * dw, 700.0)) + 2.0**-10
+            return Approx(v, atol, rtol, what="SOFT_MAX: 2^-10·|dst| + 2^-24")
+        if op == Op.UNARY:
+            atol_u, rtol_u = unary_tolerance(x)
+            return Approx(v, atol_u + 1.2 * a.err, rtol_u, what="GELU/SILU: 2^-9·(|dst| + |x|) + 2^-24")
+        raise ValueError(f"no tolerance for {op.name}")
+
+    def _mul_mat(self, v: Array, a: _Seen, b: _Seen) -> Approx:
+        t = self.t
+        at = GGMLType(a.info.type)
+        assert a.values is not None and b.values is not None
+        bv = b.values.astype(np.float32)
+        k = a.info.ne[0]
+        if at in (GGMLType.Q4_0, GGMLType.Q8_0):
+            src0, src1 = t.tensor_src(self._node_of_mm, 0), t.tensor_src(self._node_of_mm, 1)
+            qa = _blocks(t, src0, a.info)
+            if GGMLType(b.info.type) == GGMLType.Q8_0:
+                qb = _blocks(t, src1, b.info)
+            else:
+                qb = dequantized_blocks(GGMLType.Q8_0, quantize_q8_0(bv.reshape(-1)))
+            b_prime = (qb[0].astype(np.float32) * qb[1][:, None]).reshape(bv.shape)
+            atol = mul_mat_atol(at, a.values, b_prime, qa, qb)
+            conv = 2.0 * b.err + _finite_max(qb[1]) + 2.0**-9 * _finite_max(bv) if b.err else 0.0
+            what = "MUL_MAT (quantized weights): (nb+2)·2u·Σ|s·d_a·d_b|"
+        else:
+            b_prime = bv.astype(np.float16).astype(np.float32) if at == GGMLType.F16 else bv
+            atol = mul_mat_atol(at, a.values, b_prime)
+            conv = b.err + (2.0**-10 * _finite_max(bv) if at == GGMLType.F16 else 0.0) if b.err else 0.0
+            what = "MUL_MAT: K·2u·Σ|a·b'| + 2^-126"
+        if a.err or b.err:
+            atol = atol + k * (_finite_max(a.values) * conv + _finite_max(b_prime) * a.err + a.err * conv)
+            atol = atol + 4 * U * np.abs(v.astype(np.float64))
+        return Approx(v, atol, what=what)
+
+    _node_of_mm: Handle = None
+
+    def record(self, rec: Recorder, nodes: list[Handle], prefix: str = "") -> None:
+        """Record every node: layout, then bytes or Approx (see the module doc)."""
+        t = self.t
+        approxes: list[Approx | None] = []
+        for n in nodes:
+            self._node_of_mm = n
+            approxes.append(self.observe(n))
+        for n, approx in zip(nodes, approxes, strict=True):
+            info = t.tensor_info(n)
+            rec(f"{prefix}{info.name}: layout", layout(info))
+            if approx is not None:
+                rec(f"{prefix}{info.name}: values", approx)
+                continue
+            err = self._root_err(n)
+            if err == 0 or not _decodable(info):
+                rec(f"{prefix}{info.name}: bytes", raw(t, n))
+            else:  # a view of inexactly computed bytes
+                values = decode(info, raw(t, n))
+                rec(f"{prefix}{info.name}: values", Approx(values, err, what="a view of inexact values"))
+
+
+def _converted(info: TensorInfo, v: Array, err: float) -> Approx:
+    """DUP / CPY / CONT of inexact values: the source's bound, plus a conversion's rounding
+    landing on the other side (one F16 step), or one quantization step and the change of the
+    block scale for Q4_0 / Q8_0 (compared as dequantized values)."""
+    t = GGMLType(info.type)
+    amax = _finite_max(v)
+    if t == GGMLType.F16:
+        return Approx(v, err + 2.0**-24, 2.0**-10, what="a conversion to F16 of inexact values")
+    if t in (GGMLType.Q4_0, GGMLType.Q8_0):
+        step = amax / (8.0 if t == GGMLType.Q4_0 else 127.0)
+        return Approx(v, 2.0 * err + 1.5 * step + 2.0**-9 * amax, what=f"{t.name} quantization of inexact values")
+    return Approx(v, err, what="a copy of inexact values")
+
+
+def record_graph(t: Target, rec: Recorder, ran: Ran, prefix: str = "") -> None:
+    GraphRecorder(t).record(rec, ran.nodes, prefix)
+
+
+# --- small hand-made graphs ----------------------------------------------------------------------
+
+
+class Scene:
+    """Leaf tensors placed in one buffer of a backend (a CPU backend or a virtual device), and
+    the graph of nodes a scenario makes from them with `t.op`: `run(outputs)` expands the
+    outputs into a new graph, places the nodes (see `place_nodes`), computes and synchronizes."""
+
+    def __init__(self, t: Target, backend: Handle, leafs: list[tuple[int, tuple[int, ...], bytes]],
+                 names: list[str] | None = None) -> None:
+        self.t, self.backend = t, backend
+        buft = t.backend_get_default_buffer_type(backend)
+        align = t.buft_get_alignment(buft)
+        self.leafs: list[Handle] = []
+        offsets, size = [], 0
+        for i, (type_, ne, _) in enumerate(leafs):
+            x = t.new_tensor(type_, ne, names[i] if names else f"leaf{i}")
+            size = round_up(size, align)
+            offsets.append(size)
+            size += t.buft_get_alloc_size(buft, x)
+            self.leafs.append(x)
+        self.buf = t.backend_alloc_buffer(backend, size + align)
+        t.buffer_clear(self.buf, 0x5A)
+        pad = (-t.buffer_get_base(self.buf)) % align
+        for x, off, (_, _, payload) in zip(self.leafs, offsets, leafs, strict=True):
+            t.tensor_alloc(self.buf, x, pad + off)
+            n = t.nbytes(x)
+            t.tensor_set(x, (payload * (n // max(len(payload), 1) + 1))[:n] if payload else bytes(n), 0, n)
+        self.graph: Handle = None
+
+    def run(self, outputs: list[Handle], size: int = 64) -> list[Handle]:
+        t = self.t
+        self.graph = t.new_graph(size)
+        for out in outputs:
+            t.build_forward_expand(self.graph, out)
+        place_nodes(t, self.graph, self.backend)
+        t.backend_graph_compute(self.backend, self.graph)
+        t.backend_synchronize(self.backend)
+        return t.graph_nodes(self.graph)
+
+    def record(self, rec: Recorder, nodes: list[Handle], prefix: str = "") -> None:
+        GraphRecorder(self.t).record(rec, nodes, prefix)

@@ -1,0 +1,594 @@
+"""ALLOC: tensor allocators, the graph allocator, the legacy allocr and alloc_ctx_tensors.
+
+Where tensors land is not the contract (spec/alloc.md): these checks never record an offset or
+a `max_size`. They record what the clauses make observable — which tensors get memory, which
+become views of what, which buffer entries are called — and the invariants ALLOC-17 to ALLOC-21
+checked on each target's *own* placement with reference/alloc.py's `check_allocation` (by tensor
+name, so the reference's list of problems, empty where the profile promises the invariant, is
+compared with the target's).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import strategies as st
+
+from reference.graph import hash_size
+from reference.types import GGMLType, Op
+
+from ..harness import Recorder, check
+from ..strategies import GraphSpec, Placement, TensorSpec, ViewSpec, placements, small_graphs, tensor_specs, view_specs
+from ..target import Handle, Target
+from ._placement import allocation_record, build_graph, graph_tensors, inputs, parse_sequence, problems, room_for
+from ._setup import alloc_size, backend_for, fill, round_up, view_of
+
+INVARIANTS = ("ALLOC-17", "ALLOC-18", "ALLOC-19")
+seq_kinds = st.sampled_from(["none", "each", "end", "pairs"])
+alignments = st.sampled_from([1, 2, 8, 16, 32, 64, 128])
+
+
+def _is_vdev(placement: Placement) -> bool:
+    return placement.kind == "vdev"
+
+
+@st.composite
+def _tensor_lists(draw: st.DrawFn, max_size: int = 6) -> list[TensorSpec]:
+    return draw(st.lists(tensor_specs(max_dims=3, max_ne=5), min_size=1, max_size=max_size), label="tensors")
+
+
+@st.composite
+def _root_and_view(draw: st.DrawFn) -> tuple[TensorSpec, ViewSpec]:
+    root = draw(tensor_specs(), label="root")
+    return root, draw(view_specs(root), label="view")
+
+
+def _ranges_ok(t: Target, buf: Handle, tensors: list[Handle], alignment: int) -> dict[str, bool]:
+    """ALLOC-6 / ALLOC-17 for tensors placed at once: aligned, inside the buffer, disjoint."""
+    base, size = t.buffer_get_base(buf), t.buffer_get_size(buf)
+    spans = []
+    for x in tensors:
+        data = t.tensor_data(x)
+        assert data is not None
+        spans.append((data, data + round_up(t.buffer_get_alloc_size(buf, x), alignment)))
+    spans.sort()
+    return {
+        "aligned": all(a % alignment == 0 for a, _ in spans),
+        "inside the buffer": all(base <= a and b <= base + size for a, b in spans),
+        "disjoint": all(spans[i][1] <= spans[i + 1][0] for i in range(len(spans) - 1)),
+    }
+
+
+def _highest_end(t: Target, buf: Handle, tensors: list[Handle], alignment: int) -> int:
+    base = t.buffer_get_base(buf)
+    ends = [(t.tensor_data(x) or 0) - base + round_up(t.buffer_get_alloc_size(buf, x), alignment) for x in tensors]
+    return max(ends, default=0)
+
+
+# --- tensor allocators ------------------------------------------------------------------------
+
+
+@check("ALLOC-1", specs=_tensor_lists(), alignment=alignments, slack=st.integers(0, 256), seed=st.integers(0, 2**32))
+def tallocr_over_caller_memory(t: Target, rec: Recorder, specs: list[TensorSpec], alignment: int, slack: int,
+                               seed: int) -> None:
+    """A tensor allocator over the caller's memory: a CPU buffer from the pointer, tensors
+    placed aligned inside it, their bytes in the caller's memory; freeing the allocator leaves
+    the memory to the caller."""
+    size = sum(round_up(s.nbytes(), alignment) for s in specs) + alignment + slack
+    mem = t.host_alloc(size)
+    talloc = t.tallocr_new(mem, size, alignment)
+    buf = t.tallocr_get_buffer(talloc)
+    rec("buffer", (t.buffer_name(buf), t.buffer_get_size(buf), t.buffer_is_host(buf)))
+    rec("measuring", t.tallocr_is_measure(talloc))
+    tensors = [t.new_tensor(s.type, s.ne, f"t{i}") for i, s in enumerate(specs)]
+    for x in tensors:
+        t.tallocr_alloc(talloc, x)
+        rec("placed in the allocator's buffer", t.tensor_buffer(x) == buf)
+    rec("ranges", _ranges_ok(t, buf, tensors, alignment))
+    last = tensors[-1]
+    n = t.nbytes(last)
+    payload = fill(n, seed)
+    t.tensor_set(last, payload, 0, n)
+    offset = (t.tensor_data(last) or 0) - t.buffer_get_base(buf)
+    rec("bytes land in the caller's memory", t.host_read(mem, offset, n) == payload)
+    t.tallocr_free(talloc)
+    rec("memory kept after free", t.host_read(mem, offset, n) == payload)
+
+
+@check("ALLOC-2", "ALLOC-6", placement=placements, specs=_tensor_lists(), how=st.sampled_from(["buffer", "buft", "backend"]),
+       slack=st.integers(0, 256))
+def tallocr_places_aligned_ranges(t: Target, rec: Recorder, placement: Placement, specs: list[TensorSpec], how: str,
+                                  slack: int) -> None:
+    """tallocr_alloc hands out aligned, disjoint ranges of its buffer, sets buffer and data,
+    calls init_tensor, and keeps max_size at the highest end; a new allocator resets its buffer
+    once; one over a caller's buffer leaves it usable after tallocr_free."""
+    backend = backend_for(t, placement)
+    buft = t.backend_get_default_buffer_type(backend)
+    align = t.buft_get_alignment(buft)
+    size = sum(round_up(alloc_size(s, placement), align) for s in specs) + align + slack
+    if how == "buffer":
+        buf = t.backend_alloc_buffer(backend, size)
+        talloc = t.tallocr_new_from_buffer(buf)
+    else:
+        talloc = t.tallocr_new_from_buft(buft, size) if how == "buft" else t.tallocr_new_from_backend(backend, size)
+        buf = t.tallocr_get_buffer(talloc)
+        rec("owned buffer", (t.buffer_get_size(buf), t.buffer_get_type(buf) == buft))
+    rec("buffer is the allocator's", t.tallocr_get_buffer(talloc) == buf)
+    if _is_vdev(placement):
+        rec("calls after new (init_tensor, reset)", t.vdev_counters(buf))
+    tensors = [t.new_tensor(s.type, s.ne, f"t{i}") for i, s in enumerate(specs)]
+    for x in tensors:
+        t.tallocr_alloc(talloc, x)
+        rec("buffer set", t.tensor_buffer(x) == buf)
+    rec("ranges", _ranges_ok(t, buf, tensors, align))
+    rec("max_size is the highest end", t.tallocr_max_size(talloc) == _highest_end(t, buf, tensors, align))
+    if _is_vdev(placement):
+        rec("calls after placing", t.vdev_counters(buf))
+    t.tallocr_free(talloc)
+    if how == "buffer":  # not owned: still the caller's
+        rec("size after tallocr_free", t.buffer_get_size(buf))
+        x = tensors[0]
+        n = t.nbytes(x)
+        t.tensor_set(x, bytes(range(256)) * (n // 256 + 1), 0, n)
+        rec("still usable", t.tensor_get(x, 0, n) == (bytes(range(256)) * (n // 256 + 1))[:n])
+
+
+@check("ALLOC-3", placement=placements, specs=_tensor_lists(), how=st.sampled_from(["alignment", "buft", "backend"]),
+       alignment=alignments)
+def measuring_allocators(t: Target, rec: Recorder, placement: Placement, specs: list[TensorSpec], how: str,
+                         alignment: int) -> None:
+    """A measuring allocator places tensors in a range no memory backs: at 0x1000 and up with
+    the given alignment, or with the buffer type's alignment and alloc sizes (its 1-byte buffer
+    reset once, no init_tensor); max_size is the highest end."""
+    backend = backend_for(t, placement)
+    buft = t.backend_get_default_buffer_type(backend)
+    if how == "alignment":
+        talloc = t.tallocr_new_measure(alignment)
+    else:
+        talloc = t.tallocr_new_measure_from_buft(buft) if how == "buft" else t.tallocr_new_measure_from_backend(backend)
+        alignment = t.buft_get_alignment(buft)
+    buf = t.tallocr_get_buffer(talloc)
+    rec("measuring", t.tallocr_is_measure(talloc))
+    if how == "alignment":
+        rec("pretends to start at 0x1000", t.buffer_get_base(buf) == 0x1000)
+    tensors = [t.new_tensor(s.type, s.ne, f"t{i}") for i, s in enumerate(specs)]
+    for x in tensors:
+        t.tallocr_alloc(talloc, x)
+        rec("buffer set", t.tensor_buffer(x) == buf)
+    base = t.buffer_get_base(buf)
+    spans = sorted(((t.tensor_data(x) or 0), (t.tensor_data(x) or 0) + round_up(t.buffer_get_alloc_size(buf, x), alignment))
+                   for x in tensors)
+    rec("aligned, disjoint, above the base", all(a % alignment == 0 and a >= base for a, _ in spans)
+        and all(spans[i][1] <= spans[i + 1][0] for i in range(len(spans) - 1)))
+    rec("max_size is the highest end", t.tallocr_max_size(talloc) == _highest_end(t, buf, tensors, alignment))
+    if how != "alignment" and _is_vdev(placement):
+        rec("calls (init_tensor, reset)", t.vdev_counters(buf))
+    t.tallocr_free(talloc)
+
+
+@check("ALLOC-4", placement=placements, rv=_root_and_view())
+def alloc_a_view(t: Target, rec: Recorder, placement: Placement, rv: tuple[TensorSpec, ViewSpec]) -> None:
+    root_spec, vspec = rv
+    backend = backend_for(t, placement)
+    talloc = t.tallocr_new_from_backend(backend, 2 * alloc_size(root_spec, placement) + 1024)
+    root = t.new_tensor(root_spec.type, root_spec.ne, "root")
+    t.tallocr_alloc(talloc, view_of(t, root, vspec))
+
+
+@check("ALLOC-5", placement=placements, spec=tensor_specs(), other=st.booleans())
+def alloc_twice(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec, other: bool) -> None:
+    """A tensor placed once (by this allocator, or a tensor of context memory) is not placed again."""
+    backend = backend_for(t, placement)
+    talloc = t.tallocr_new_from_backend(backend, 2 * alloc_size(spec, placement) + 1024)
+    if other:
+        t.tallocr_alloc(talloc, t.new_host_tensor(spec.type, spec.ne, "context tensor"))
+        return
+    x = t.new_tensor(spec.type, spec.ne, "t")
+    t.tallocr_alloc(talloc, x)
+    t.tallocr_alloc(talloc, x)
+
+
+@check("ALLOC-7", placement=placements, size=st.integers(0, 4096), excess=st.integers(1, 512), graph=st.booleans())
+def out_of_space(t: Target, rec: Recorder, placement: Placement, size: int, excess: int, graph: bool) -> None:
+    """A tensor larger than the whole buffer, placed directly or by the graph allocator."""
+    backend = backend_for(t, placement)
+    talloc = t.tallocr_new_from_backend(backend, size)
+    n = t.buffer_get_size(t.tallocr_get_buffer(talloc)) + excess
+    x = t.new_tensor(int(GGMLType.F32), ((n + 3) // 4,), "too big")
+    if not graph:
+        t.tallocr_alloc(talloc, x)
+        return
+    y = t.op("scale", [x], [2.0])
+    t.set_name(y, "y")
+    g = t.new_graph(64)
+    t.build_forward_expand(g, y)
+    t.gallocr_alloc_graph(t.gallocr_new(), talloc, g)
+
+
+@check("ALLOC-7", "ALLOC-6", size=st.integers(1, 512), parts=st.integers(1, 3), next_size=st.integers(1, 64))
+def alloc_after_the_last_byte(t: Target, rec: Recorder, size: int, parts: int, next_size: int) -> None:
+    """Tensors that fill the buffer to its last byte, then one more: rc.8 reads outside its
+    free-range list (erratum ALLOC-7: undefined under rc8); fixed aborts with the message."""
+    mem = t.host_alloc(size)
+    talloc = t.tallocr_new(mem, size, 1)
+    cuts = [size * (i + 1) // parts - size * i // parts for i in range(parts)]
+    for i, n in enumerate(c for c in cuts if c > 0):
+        t.tallocr_alloc(talloc, t.new_tensor(int(GGMLType.I8), (n,), f"part{i}"))
+    rec("max_size", t.tallocr_max_size(talloc))
+    t.tallocr_alloc(talloc, t.new_tensor(int(GGMLType.I8), (next_size,), "one more"))
+
+
+@check("ALLOC-8", holes=st.integers(256, 260))
+def too_many_free_ranges(t: Target, rec: Recorder, holes: int) -> None:
+    """2 * holes tensors placed side by side; a graph whose nodes each read one of the even ones
+    (and are too big for the freed ranges) frees them one by one: the 256th separate free
+    range aborts."""
+    cpu = t.cpu_init()
+    w = t.new_tensor(int(GGMLType.F32), (16, 32), "w")
+    wbuf = t.backend_alloc_buffer(cpu, t.nbytes(w))
+    t.tensor_alloc(wbuf, w, 0)
+    talloc = t.tallocr_new_from_backend(cpu, 2 * holes * 64 + holes * 128 + 1024)
+    xs = [t.new_tensor(int(GGMLType.F32), (16,), f"x{i}") for i in range(2 * holes)]
+    for x in xs:
+        t.tallocr_alloc(talloc, x)
+    g = t.new_graph(2048)
+    for i in range(holes):
+        y = t.op("mul_mat", [w, xs[2 * i]], [])
+        t.set_name(y, f"y{i}")
+        t.build_forward_expand(g, y)
+    t.gallocr_alloc_graph(t.gallocr_new(), talloc, g)
+
+
+@check("ALLOC-9", placement=placements, specs=_tensor_lists(), later=_tensor_lists(max_size=3), measure=st.booleans())
+def reset_keeps_max_size(t: Target, rec: Recorder, placement: Placement, specs: list[TensorSpec],
+                         later: list[TensorSpec], measure: bool) -> None:
+    """tallocr_reset frees the whole buffer (tensors keep their stale data), resets the buffer
+    unless measuring, and does not lower max_size; tallocr_free(NULL) does nothing."""
+    backend = backend_for(t, placement)
+    buft = t.backend_get_default_buffer_type(backend)
+    align = t.buft_get_alignment(buft)
+    size = sum(round_up(alloc_size(s, placement), align) for s in specs + later) + align
+    talloc = t.tallocr_new_measure_from_buft(buft) if measure else t.tallocr_new_from_buft(buft, size)
+    buf = t.tallocr_get_buffer(talloc)
+    rec("measuring", t.tallocr_is_measure(talloc))
+    first = [t.new_tensor(s.type, s.ne, f"t{i}") for i, s in enumerate(specs)]
+    for x in first:
+        t.tallocr_alloc(talloc, x)
+    before = t.tallocr_max_size(talloc)
+    data = [t.tensor_data(x) for x in first]
+    t.tallocr_reset(talloc)
+    rec("max_size kept", t.tallocr_max_size(talloc) == before)
+    rec("data kept", [t.tensor_data(x) for x in first] == data)
+    if _is_vdev(placement):
+        rec("calls (init_tensor, reset)", t.vdev_counters(buf))
+    again = [t.new_tensor(s.type, s.ne, f"u{i}") for i, s in enumerate(later)]
+    for x in again:
+        t.tallocr_alloc(talloc, x)
+    if measure:
+        rec("max_size after", t.tallocr_max_size(talloc) == max(before, _highest_end(t, buf, again, align)))
+    else:
+        rec("ranges after reset", _ranges_ok(t, buf, again, align))
+    t.tallocr_free(None)
+    t.tallocr_free(talloc)
+
+
+# --- the graph allocator ----------------------------------------------------------------------
+
+
+def _graph_allocation(t: Target, placement: Placement, spec: GraphSpec, preplace: frozenset[int],
+                      order_kind: str = "none") -> tuple[Handle, Handle, list[str], list[int], dict[str, Handle], bool]:
+    """Build `spec` on the placement's backend (weights in a buffer of their own), place the
+    chosen inputs first with tallocr_alloc, then the graph with gallocr_alloc_graph over a
+    buffer that holds everything at once. Returns the graph, the buffer, the names placed
+    before the run, the parse sequence, the tensors by name and whether gallocr_alloc_graph
+    returned tallocr_max_size (ALLOC-11)."""
+    backend = backend_for(t, placement)
+    built = build_graph(t, spec, backend)
+    buft = t.backend_get_default_buffer_type(backend)
+    talloc = t.tallocr_new_from_buft(buft, room_for(t, spec, built, buft))
+    buf = t.tallocr_get_buffer(talloc)
+    before = [n for i, n in enumerate(inputs(spec)) if i in preplace]
+    for name in before:
+        t.tallocr_alloc(talloc, built.tensors[name])
+    galloc = t.gallocr_new()
+    order = parse_sequence(len(t.graph_nodes(built.graph)), order_kind)
+    if order:
+        t.gallocr_set_parse_seq(galloc, order)
+    returned = t.gallocr_alloc_graph(galloc, talloc, built.graph) == t.tallocr_max_size(talloc)
+    return built.graph, buf, before, order, built.tensors, returned
+
+
+preplaced = st.frozensets(st.integers(0, 5), max_size=3)
+
+
+@check(*INVARIANTS, placement=placements, spec=small_graphs(), preplace=preplaced)
+def placement_keeps_the_invariants(t: Target, rec: Recorder, placement: Placement, spec: GraphSpec,
+                                   preplace: frozenset[int]) -> None:
+    """On the target's own placement: blocks aligned and inside the buffer (ALLOC-17), blocks
+    live at the same time disjoint (ALLOC-18), outputs never handed out again (ALLOC-19)."""
+    g, buf, before, order, _, _ = _graph_allocation(t, placement, spec, preplace)
+    rec("problems", problems(allocation_record(t, g, buf, before, order), INVARIANTS))
+
+
+@check("ALLOC-10", "ALLOC-11", placement=placements, spec=small_graphs(), seq=st.sampled_from(["each", "end", "pairs"]),
+       replace_seq=st.booleans(), preplace=preplaced)
+def parse_sequences(t: Target, rec: Recorder, placement: Placement, spec: GraphSpec, seq: str, replace_seq: bool,
+                    preplace: frozenset[int]) -> None:
+    """A parse sequence (replacing an earlier one) is the placement order, frees happen at its
+    barriers; every tensor gets memory and the invariants hold by segment."""
+    backend = backend_for(t, placement)
+    built = build_graph(t, spec, backend)
+    buft = t.backend_get_default_buffer_type(backend)
+    talloc = t.tallocr_new_from_buft(buft, room_for(t, spec, built, buft))
+    buf = t.tallocr_get_buffer(talloc)
+    before = [n for i, n in enumerate(inputs(spec)) if i in preplace]
+    for name in before:
+        t.tallocr_alloc(talloc, built.tensors[name])
+    galloc = t.gallocr_new()
+    order = parse_sequence(len(t.graph_nodes(built.graph)), seq)
+    if replace_seq:
+        t.gallocr_set_parse_seq(galloc, [0])
+    t.gallocr_set_parse_seq(galloc, order)
+    rec("returns max_size", t.gallocr_alloc_graph(galloc, talloc, built.graph) == t.tallocr_max_size(talloc))
+    rec("all placed", sorted(n for n, x in graph_tensors(t, built.graph).items() if t.tensor_data(x) is None))
+    rec("problems", problems(allocation_record(t, built.graph, buf, before, order), INVARIANTS))
+    t.gallocr_free(None)
+    t.gallocr_free(galloc)
+
+
+@check("ALLOC-11", "ALLOC-12", "ALLOC-16", placement=placements, spec=small_graphs(), preplace=preplaced)
+def in_place_nodes_become_views(t: Target, rec: Recorder, placement: Placement, spec: GraphSpec,
+                                preplace: frozenset[int]) -> None:
+    """Which tensors get memory, which become views (view ops, and element-wise nodes computed
+    in place over a source with no other reader), of what, in which buffer; views at their
+    source's data + view_offs; how often the buffer's init_tensor runs."""
+    g, buf, before, order, tensors, returned = _graph_allocation(t, placement, spec, preplace)
+    rec("returns max_size", returned)
+    weights = [b for b in (t.tensor_buffer(tensors[leaf.name]) for leaf in spec.leafs if leaf.place >= 0) if b is not None]
+    for name, x in sorted(graph_tensors(t, g).items()):
+        vs = t.tensor_view_src(x)
+        b = t.tensor_buffer(x)
+        where = "allocator" if b == buf else "weights" if any(b == w for w in weights) else None if b is None else "other"
+        rec(name, (t.tensor_data(x) is not None, None if vs is None else t.tensor_name(vs), where))
+    rec("problems", problems(allocation_record(t, g, buf, before, order), ("ALLOC-16",)))
+    if _is_vdev(placement):
+        rec("init_tensor calls", t.vdev_counters(buf)[0])
+
+
+@check("ALLOC-20", placement=placements, spec=small_graphs(), preplace=preplaced)
+def inputs_are_not_overwritten(t: Target, rec: Recorder, placement: Placement, spec: GraphSpec,
+                               preplace: frozenset[int]) -> None:
+    """An input the run places must not share bytes with a block live before its last reader
+    (the caller writes it before computing). rc.8 places inputs lazily: erratum ALLOC-20, the
+    same list of problems as the reference under rc8, none under fixed."""
+    g, buf, before, order, _, _ = _graph_allocation(t, placement, spec, preplace)
+    rec("problems", problems(allocation_record(t, g, buf, before, order), ("ALLOC-20",), inputs_from_start=True))
+
+
+@check("ALLOC-21", "ALLOC-3", placement=placements, spec=small_graphs(), seq=seq_kinds, same_galloc=st.booleans())
+def measured_size_suffices(t: Target, rec: Recorder, placement: Placement, spec: GraphSpec, seq: str,
+                           same_galloc: bool) -> None:
+    """Measure a graph with a measuring allocator of the buffer type, then place a rebuild of it
+    in a buffer of exactly the measured size: no abort, every tensor placed, the invariants hold."""
+    backend = backend_for(t, placement)
+    buft = t.backend_get_default_buffer_type(backend)
+    first = build_graph(t, spec, backend)
+    measure = t.tallocr_new_measure_from_buft(buft)
+    galloc = t.gallocr_new()
+    order = parse_sequence(len(t.graph_nodes(first.graph)), seq)
+    if order:
+        t.gallocr_set_parse_seq(galloc, order)
+    size = t.gallocr_alloc_graph(galloc, measure, first.graph)
+    rec("measuring", t.tallocr_is_measure(measure))
+    rec("returns max_size", size == t.tallocr_max_size(measure))
+    if _is_vdev(placement):
+        rec("measure buffer calls (init_tensor, reset)", t.vdev_counters(t.tallocr_get_buffer(measure)))
+    second = build_graph(t, spec, backend)
+    real = t.tallocr_new_from_buft(buft, size)
+    if not same_galloc:
+        galloc = t.gallocr_new()
+        if order:
+            t.gallocr_set_parse_seq(galloc, order)
+    t.gallocr_alloc_graph(galloc, real, second.graph)
+    buf = t.tallocr_get_buffer(real)
+    rec("all placed", sorted(n for n, x in graph_tensors(t, second.graph).items() if t.tensor_data(x) is None))
+    rec("problems", problems(allocation_record(t, second.graph, buf, (), order), INVARIANTS))
+    t.tallocr_free(measure)
+
+
+@check("ALLOC-13", placement=placements, spec=small_graphs(max_nodes=6),
+       sizes=st.lists(st.sampled_from([64, 256, 2048]), min_size=1, max_size=3), shared=st.booleans())
+def one_graph_allocator_many_graphs(t: Target, rec: Recorder, placement: Placement, spec: GraphSpec,
+                                    sizes: list[int], shared: bool) -> None:
+    """One graph allocator places rebuilds of a graph at several graph sizes (its table grows,
+    every count starts at 0); with `shared`, then a small graph whose in-place node reads the
+    first graph's first input. rc.8 sees stale entries after a larger graph (erratum ALLOC-13)."""
+    backend = backend_for(t, placement)
+    buft = t.backend_get_default_buffer_type(backend)
+    galloc = t.gallocr_new()
+    talloc: Handle | None = None
+    first_input: Handle | None = None
+    for k, size in enumerate(sizes):
+        built = build_graph(t, replace(spec, graph_size=size), backend)
+        if talloc is None:  # one allocator with room for every graph
+            talloc = t.tallocr_new_from_buft(buft, (len(sizes) + 1) * room_for(t, spec, built, buft))
+            first_input = built.tensors[inputs(spec)[0]] if inputs(spec) else None
+        t.gallocr_alloc_graph(galloc, talloc, built.graph)
+        for name, x in sorted(graph_tensors(t, built.graph).items()):
+            vs = t.tensor_view_src(x)
+            rec(f"graph {k}: {name}", (t.tensor_data(x) is not None, None if vs is None else t.tensor_name(vs)))
+        rec(f"graph {k} problems", problems(allocation_record(t, built.graph, t.tallocr_get_buffer(talloc)), INVARIANTS))
+    if shared and first_input is not None and talloc is not None:
+        z = t.op("scale", [first_input], [0.5])
+        t.set_name(z, "z")
+        g = t.new_graph(64)
+        t.build_forward_expand(g, z)
+        t.gallocr_alloc_graph(galloc, talloc, g)
+        vs = t.tensor_view_src(z)
+        rec("z", (t.tensor_data(z) is not None, None if vs is None else t.tensor_name(vs)))
+
+
+@check("ALLOC-14", "ALLOC-11", placement=placements, spec=small_graphs(), split=st.booleans())
+def alloc_graph_n_uses_the_tables(t: Target, rec: Recorder, placement: Placement, spec: GraphSpec, split: bool) -> None:
+    """gallocr_alloc_graph_n takes each tensor's allocator from the caller's table: with
+    `split`, the inputs from one allocator and everything else from another."""
+    backend = backend_for(t, placement)
+    built = build_graph(t, spec, backend)
+    buft = t.backend_get_default_buffer_type(backend)
+    room = room_for(t, spec, built, buft)
+    talloc_nodes = t.tallocr_new_from_buft(buft, room)
+    talloc_inputs = t.tallocr_new_from_buft(buft, room) if split else talloc_nodes
+    names = set(inputs(spec))
+    tensors = graph_tensors(t, built.graph)
+    pairs = [(x, talloc_inputs if n in names else talloc_nodes) for n, x in tensors.items()]
+    n_graph = len(t.graph_nodes(built.graph)) + len(t.graph_leafs(built.graph))
+    t.gallocr_alloc_graph_n(t.gallocr_new(), built.graph, max(n_graph, len(pairs)) * 2, pairs)
+    bufs = {id(ta): t.tallocr_get_buffer(ta) for ta in (talloc_nodes, talloc_inputs)}
+    for name, x in sorted(tensors.items()):
+        vs = t.tensor_view_src(x)
+        expect = talloc_inputs if name in names else talloc_nodes
+        rec(name, (t.tensor_data(x) is not None, None if vs is None else t.tensor_name(vs),
+                   t.tensor_buffer(x) == bufs[id(expect)] if not any(leaf.name == name and leaf.place >= 0
+                                                                     for leaf in spec.leafs) else "weights"))
+    for label, ta in (("nodes", talloc_nodes), ("inputs", talloc_inputs)) if split else (("all", talloc_nodes),):
+        rec(f"problems ({label})", problems(allocation_record(t, built.graph, t.tallocr_get_buffer(ta)), INVARIANTS))
+
+
+@check("ALLOC-14", placement=placements, spec=small_graphs(max_nodes=4))
+def alloc_graph_n_table_too_small(t: Target, rec: Recorder, placement: Placement, spec: GraphSpec) -> None:
+    """A hash set with fewer slots than n_nodes + n_leafs (the largest table size below it)."""
+    backend = backend_for(t, placement)
+    built = build_graph(t, spec, backend)
+    n = len(t.graph_nodes(built.graph)) + len(t.graph_leafs(built.graph))
+    if n < 3:  # no prime below 2: one input more
+        extra = t.new_tensor(int(GGMLType.F32), (4,), "extra")
+        y = t.op("add", [extra, extra], [])
+        t.set_name(y, "extra sum")
+        t.build_forward_expand(built.graph, y)
+        n = len(t.graph_nodes(built.graph)) + len(t.graph_leafs(built.graph))
+    asked = next(k for k in range(n - 1, 0, -1) if hash_size(k) < n)  # hash_set_new rounds up to a prime
+    t.gallocr_alloc_graph_n(t.gallocr_new(), built.graph, asked, [])
+
+
+@check("ALLOC-15", placement=placements, spec=tensor_specs(max_dims=2), parse=st.booleans())
+def view_of_nothing(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec, parse: bool) -> None:
+    """A view node whose view_src nobody places (not in the graph: its source slot cleared)."""
+    backend = backend_for(t, placement)
+    root = t.new_tensor(spec.type, spec.ne, "root")
+    v = t.view(root, (spec.ne[0],), (), 0)
+    t.set_name(v, "v")
+    t.set_op(v, int(Op.VIEW), [None])
+    g = t.new_graph(64)
+    t.build_forward_expand(g, v)
+    galloc = t.gallocr_new()
+    if parse:
+        t.gallocr_set_parse_seq(galloc, [0, -1])
+    t.gallocr_alloc_graph(galloc, t.tallocr_new_from_backend(backend, 4096), g)
+
+
+# --- the legacy API and alloc_ctx_tensors ----------------------------------------------------
+
+
+@check("ALLOC-22", placement=placements, spec=small_graphs(), how=st.sampled_from(["memory", "buffer", "backend"]),
+       seq=seq_kinds)
+def legacy_allocr(t: Target, rec: Recorder, placement: Placement, spec: GraphSpec, how: str, seq: str) -> None:
+    """allocr_* measure a graph and place a rebuild of it as the tallocr / gallocr pair does:
+    measured size suffices, every tensor placed, the invariants hold; allocr_free(NULL)."""
+    if how == "memory":
+        placement = Placement("cpu")
+    backend = backend_for(t, placement)
+    buft = t.backend_get_default_buffer_type(backend)
+    first = build_graph(t, spec, backend)
+    measure = (t.allocr_new_measure(t.buft_get_alignment(buft)) if how == "memory"
+               else t.allocr_new_measure_from_backend(backend))
+    rec("measuring", t.allocr_is_measure(measure))
+    order = parse_sequence(len(t.graph_nodes(first.graph)), seq)
+    if order:
+        t.allocr_set_parse_seq(measure, order)
+    size = t.allocr_alloc_graph(measure, first.graph)
+    rec("returns max_size", size == t.allocr_max_size(measure))
+    second = build_graph(t, spec, backend)
+    align = t.buft_get_alignment(buft)
+    if how == "memory":
+        mem = t.host_alloc(size + align)
+        alloc = t.allocr_new(mem, size + align, align)
+    elif how == "buffer":
+        alloc = t.allocr_new_from_buffer(t.backend_alloc_buffer(backend, size))
+    else:
+        alloc = t.allocr_new_from_backend(backend, size)
+    if order:
+        t.allocr_set_parse_seq(alloc, order)
+    rec("not measuring", t.allocr_is_measure(alloc))
+    t.allocr_alloc_graph(alloc, second.graph)
+    buf = t.allocr_get_buffer(alloc)
+    rec("all placed", sorted(n for n, x in graph_tensors(t, second.graph).items() if t.tensor_data(x) is None))
+    rec("problems", problems(allocation_record(t, second.graph, buf, (), order), INVARIANTS))
+    t.allocr_reset(alloc)
+    extra = t.new_tensor(int(GGMLType.F32), (4,), "extra")
+    t.allocr_alloc(alloc, extra)
+    rec("placed after reset", t.tensor_buffer(extra) == buf)
+    t.allocr_free(None)
+    t.allocr_free(measure)
+    t.allocr_free(alloc)
+
+
+@st.composite
+def _context_contents(draw: st.DrawFn) -> tuple[list[TensorSpec], list[tuple[int, ViewSpec]], bool]:
+    roots = draw(st.lists(tensor_specs(max_dims=3, max_ne=5), min_size=0, max_size=4), label="roots")
+    views: list[tuple[int, ViewSpec]] = []
+    for i, r in enumerate(roots):
+        for _ in range(draw(st.integers(0, 2), label=f"views of root {i}")):
+            views.append((i, draw(view_specs(r), label="view")))
+    return roots, views, draw(st.booleans(), label="a root placed elsewhere first")
+
+
+@check("ALLOC-23", placement=placements, contents=_context_contents(), via_backend=st.booleans())
+def alloc_ctx_tensors_places_everything(t: Target, rec: Recorder, placement: Placement,
+                                        contents: tuple[list[TensorSpec], list[tuple[int, ViewSpec]], bool],
+                                        via_backend: bool) -> None:
+    """One buffer of the summed aligned alloc sizes for every tensor without data (NULL when
+    there is none), each placed aligned and apart; views (also of a root placed elsewhere
+    before they were made) view_init'ed on the new buffer at their root's data + offset."""
+    roots_spec, views_spec, elsewhere = contents
+    backend = backend_for(t, placement)
+    buft = t.backend_get_default_buffer_type(backend)
+    roots = [t.new_tensor(s.type, s.ne, f"r{i}") for i, s in enumerate(roots_spec)]
+    if elsewhere and roots:
+        other = t.backend_alloc_buffer(backend, alloc_size(roots_spec[0], placement))
+        t.tensor_alloc(other, roots[0], 0)
+    views = [(i, view_of(t, roots[i], v)) for i, v in views_spec]
+    buf = t.backend_alloc_ctx_tensors(backend) if via_backend else t.backend_alloc_ctx_tensors_from_buft(buft)
+    rec("buffer", None if buf is None else (t.buffer_get_size(buf), t.buffer_get_type(buf) == buft))
+    if buf is None:
+        return
+    placed = roots[1:] if elsewhere else roots
+    rec("ranges", _ranges_ok(t, buf, placed, t.buft_get_alignment(buft)))
+    for i, v in views:
+        root_data = t.tensor_data(roots[i])
+        rec("view", (t.tensor_buffer(v) == buf, root_data is not None
+                     and t.tensor_data(v) == root_data + t.tensor_info(v).view_offs))
+    if _is_vdev(placement):
+        rec("init_tensor calls", t.vdev_counters(buf)[0])
+
+
+@check("ALLOC-24", spec=tensor_specs(), via_backend=st.booleans())
+def alloc_ctx_tensors_of_an_allocating_context(t: Target, rec: Recorder, spec: TensorSpec, via_backend: bool) -> None:
+    t.new_host_tensor(spec.type, spec.ne, "context tensor")
+    if via_backend:
+        t.backend_alloc_ctx_tensors(t.cpu_init(), host=True)
+    else:
+        t.backend_alloc_ctx_tensors_from_buft(t.cpu_buffer_type(), host=True)
+
+
+
+@check("TDATA-14", "ALLOC-23", placement=placements, root=tensor_specs(max_dims=2), later=tensor_specs(max_dims=2))
+def alloc_ctx_tensors_twice(t: Target, rec: Recorder, placement: Placement, root: TensorSpec, later: TensorSpec) -> None:
+    """A second alloc_ctx_tensors on a context with a view placed by the first: nothing new to
+    place returns NULL; a new tensor makes it view_init the old view again, which aborts."""
+    backend = backend_for(t, placement)
+    r = t.new_tensor(root.type, root.ne, "root")
+    t.view(r, (root.ne[0],), (), 0)
+    rec("first", t.backend_alloc_ctx_tensors(backend) is not None)
+    rec("nothing new", t.backend_alloc_ctx_tensors(backend) is None)
+    t.new_tensor(later.type, later.ne, "later")
+    t.backend_alloc_ctx_tensors(backend)

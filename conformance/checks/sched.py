@@ -1,0 +1,681 @@
+"""SCHED: the backend scheduler (spec/sched.md).
+
+A behaviour check builds a set-up (virtual devices, then the CPU), makes a scheduler, measures
+with `init_measure` on one build of the graph and computes a second build with `graph_compute`
+(the scheduler redirects the sources of the graph it splits, so each split gets its own graph).
+User assignments (`set_node_backend`) are made on each build before it is split.
+
+What a check records is what its clauses decide:
+
+- the plan (`Target.sched_plan`), projected: a check of one pass of the assignment (SCHED-7 to
+  SCHED-12) records the tensors *that pass decides* according to the spec (the reference model
+  splits the same graph to name them, `_decided_by`), so a defect in one pass fails that pass's
+  clause; the checks of pass 4 (splits, inputs, copies) use graphs whose nodes are all assigned
+  by the user, so the passes before it decide nothing they depend on. A target without the
+  scheduler's debug hooks (rc.8) shows the public plan only (node and leaf backends, copies,
+  n_splits): it is compared on that;
+- the outputs' values, after synchronizing every backend: bit for bit where every op on the way
+  is exact, else within spec/graph.md's tolerances (`Approx`), the bound taken from a plain
+  computation of the same graph on the target's CPU backend (`_tolerances`);
+- the eval callback's calls, `(node name, ask)` in order (SCHED-24, SCHED-25).
+
+Death checks break one assert each. SCHED-21 cannot be reached through the API (pass 4 makes
+every copy with no source, for one input only, and links it to that input alone): the
+allocation-graph check covers it by showing the link is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from hypothesis import strategies as st
+
+from reference import sched as S
+from reference.types import GGMLType
+
+from ..approx import Approx, decode
+from ..fixtures import FIXTURES
+from ..graphspec import Built, GraphSpec, Leaf, Node, build
+from ..harness import Recorder, check
+from ..strategies import (
+    DEVICE_NAMES,
+    SchedCase,
+    SchedGraph,
+    SchedSetup,
+    sched_cases,
+    sched_devices,
+    sched_setups,
+)
+from ..target import Handle, SchedPlan, Target, VDevParams
+from ._graphs import GraphRecorder, place_nodes, raw
+
+F32, F16, I32 = int(GGMLType.F32), int(GGMLType.F16), int(GGMLType.I32)
+
+
+# --- running a scheduler -------------------------------------------------------------------------
+
+
+def make_backends(t: Target, setup: SchedSetup) -> list[Handle]:
+    """The set-up's virtual devices in priority order, then a CPU backend."""
+    return [t.vdev_init(p) for p in setup.devices] + [t.cpu_init()]
+
+
+def pin(t: Target, s: Handle, built: Built, assign: Iterable[tuple[str, int]], backends: list[Handle]) -> None:
+    """The user assignments, on this build's tensors."""
+    for name, b in assign:
+        t.sched_set_node_backend(s, built.tensors[name], backends[b])
+
+
+@dataclass
+class Run:
+    """A scheduler over a set-up that measured one build of a graph and computed another."""
+
+    backends: list[Handle]
+    sched: Handle
+    measured: Built
+    built: Built | None = None
+    calls: list[tuple[str, bool]] = field(default_factory=list)
+
+
+def measure(t: Target, backends: list[Handle], g: SchedGraph, s: Handle | None = None) -> Run:
+    """sched_new over `backends` (unless `s` is given), then init_measure on a first build of `g`."""
+    if s is None:
+        s = t.sched_new(backends, None, g.spec.graph_size)
+    m = build(t, g.spec, backends, weights_apart=True)
+    pin(t, s, m, g.assign, backends)
+    t.sched_init_measure(s, m.graph)
+    return Run(backends, s, m)
+
+
+def compute(t: Target, run: Run, g: SchedGraph, want: frozenset[str] | None = None,
+            stop: frozenset[str] = frozenset(), before: Callable[[Built], None] | None = None) -> Built:
+    """graph_compute on a second build of `g` (pinned like the first); with `want`, through an
+    eval callback that asks for those nodes and answers false after the nodes in `stop`."""
+    c = build(t, g.spec, run.backends, weights_apart=True)
+    pin(t, run.sched, c, g.assign, run.backends)
+    if before is not None:
+        before(c)
+    if want is not None:
+        def decide(name: str, ask: bool) -> bool:
+            run.calls.append((name, ask))
+            return name in want if ask else name not in stop
+
+        t.sched_set_eval_callback(run.sched, decide)
+    t.sched_graph_compute(run.sched, c.graph)
+    run.built = c
+    return c
+
+
+def run_case(t: Target, case: SchedCase, callback: bool = False) -> Run:
+    run = measure(t, make_backends(t, case.setup), case.graph)
+    compute(t, run, case.graph, case.want if callback else None, case.stop)
+    return run
+
+
+def plan(t: Target, run: Run) -> SchedPlan:
+    assert run.built is not None
+    return t.sched_plan(run.sched, run.built.graph)
+
+
+def _decided_by(setup: SchedSetup, g: SchedGraph, passes: tuple[str, ...]) -> frozenset[str]:
+    """The tensors (nodes and leafs) whose backend one of `passes` decides, by the spec: the
+    reference model splits the graph (no compute) and reports each tensor's cause."""
+    from ..adapters.reference import ReferenceTarget
+
+    t = ReferenceTarget()
+    backends = make_backends(t, setup)
+    built = build(t, g.spec, backends, fill=False, weights_apart=True)
+    s = S.sched_new(t.world, backends, None, g.spec.graph_size)
+    pin(t, s, built, g.assign, backends)
+    S.split_graph(s, built.graph)
+    tensors = [*built.graph.node_list(), *built.graph.leaf_list()]
+    return frozenset(x.name for x in tensors if S.cause_of(s, x).startswith(passes))
+
+
+def sync_all(t: Target, backends: list[Handle]) -> None:
+    for b in backends:
+        t.backend_synchronize(b)
+
+
+# --- values --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Bound:
+    """How an output is compared: bit for bit (`atol` None) or within `atol` / `rtol`."""
+
+    atol: np.ndarray | None
+    rtol: float
+    what: str
+
+
+def _tolerances(t: Target, spec: GraphSpec, outputs: Iterable[str], cpu: Handle) -> dict[str, _Bound]:
+    """Each output's bound (spec/graph.md, Tolerances), from a plain computation of `spec` on the
+    CPU backend `cpu` (every leaf there, every node in a buffer of its own), as the graph
+    checks compute it (checks/_graphs.py)."""
+    leafs = tuple(replace(x, place=0) for x in spec.leafs)
+    shadow = build(t, replace(spec, leafs=leafs), [cpu], weights_apart=True)
+    place_nodes(t, shadow.graph, cpu)
+    t.backend_graph_compute(cpu, shadow.graph)
+    t.backend_synchronize(cpu)
+    gr = GraphRecorder(t)
+    approxes: dict[str, Approx | None] = {}
+    for n in t.graph_nodes(shadow.graph):
+        gr._node_of_mm = n
+        approxes[t.tensor_name(n)] = gr.observe(n)
+    out = {}
+    for name in outputs:
+        a = approxes.get(name)
+        if a is None:
+            err = gr._root_err(shadow.tensors[name])
+            out[name] = _Bound(None if err == 0 else np.asarray(err), 0.0, "bytes" if err == 0 else "a copy of inexact values")
+        else:
+            out[name] = _Bound(None if a.exact else a.atol, a.rtol, a.what)
+    return out
+
+
+def record_outputs(t: Target, rec: Recorder, spec: GraphSpec, built: Built, backends: list[Handle],
+                   outputs: Iterable[str] | None = None) -> None:
+    """Every output's value (after synchronizing every backend): bytes where exact, else an
+    `Approx` with the bound of `_tolerances`."""
+    names = list(spec.outputs if outputs is None else outputs)
+    sync_all(t, backends)
+    bounds = _tolerances(t, spec, names, backends[-1])
+    for name in names:
+        x = built.tensors[name]
+        data = raw(t, x)
+        bound = bounds[name]
+        if bound.atol is None:
+            rec(f"{name}: bytes", data)
+        else:
+            rec(f"{name}: values", Approx(decode(t.tensor_info(x), data), bound.atol, bound.rtol, bound.what))
+
+
+def record_pending(t: Target, rec: Recorder, setup: SchedSetup, backends: list[Handle]) -> None:
+    """SCHED-22: the scheduler does not synchronize: what each virtual device still has queued."""
+    rec("queued on each device after graph_compute", [t.vdev_pending(b) for b in backends[: len(setup.devices)]])
+
+
+# --- construction and limits ---------------------------------------------------------------------
+
+
+@check("SCHED-1", n_cpus=st.just(0))
+def sched_without_backends(t: Target, rec: Recorder, n_cpus: int) -> None:
+    t.sched_new([], None, 64)
+
+
+@check("SCHED-2", n=st.integers(17, 20))
+def sched_with_too_many_backends(t: Target, rec: Recorder, n: int) -> None:
+    t.sched_new([t.cpu_init() for _ in range(n)], None, 64)
+
+
+@check("SCHED-3", "SCHED-29", case=sched_cases(max_steps=4), explicit=st.booleans())
+def construction_and_measure(t: Target, rec: Recorder, case: SchedCase, explicit: bool) -> None:
+    """sched_new keeps the backends in order and gives backend i `bufts[i]` (or its default
+    type); every backend starts with a measuring allocator; init_measure gives each one a
+    buffer of its type and resets."""
+    backends = make_backends(t, case.setup)
+    bufts = [t.backend_get_default_buffer_type(b) for b in backends] if explicit else None
+    s = t.sched_new(backends, bufts, case.graph.spec.graph_size)
+    rec("measuring before init_measure", [t.tallocr_is_measure(t.sched_get_tallocr(s, b)) for b in backends])
+    rec("n_splits before any split", t.sched_get_n_splits(s))
+    m = build(t, case.graph.spec, backends, weights_apart=True)
+    pin(t, s, m, case.graph.assign, backends)
+    t.sched_init_measure(s, m.graph)
+    rec("measuring after init_measure", [t.tallocr_is_measure(t.sched_get_tallocr(s, b)) for b in backends])
+    rec("buffer types", [t.buft_name(t.buffer_get_type(t.sched_get_buffer(s, b))) for b in backends])
+    rec("reset after init_measure: node backends",
+        [t.sched_get_node_backend(s, x) is None for x in t.graph_nodes(m.graph)])
+    run = Run(backends, s, m)
+    compute(t, run, case.graph)
+    rec("plan", plan(t, run).project(causes=False))
+    record_outputs(t, rec, case.graph.spec, run.built, backends)  # type: ignore[arg-type]
+    t.sched_free(s)
+
+
+def _chain(n_nodes: int, place: int) -> GraphSpec:
+    """A chain of SCALE nodes from one F32 input on backend `place`."""
+    nodes = [Node("n0", "scale", ("x",), (0.5,))]
+    nodes += [Node(f"n{k}", "scale", (f"n{k - 1}",), (-2.0 if k % 2 else 0.5,)) for k in range(1, n_nodes)]
+    return GraphSpec((Leaf("x", F32, (4, 2), place, seed=7),), tuple(nodes), (f"n{n_nodes - 1}",))
+
+
+@st.composite
+def _limit_cases(draw: st.DrawFn) -> tuple[int, int, int]:
+    """(backends, splits, inputs of the widest split): at or below the limits of SCHED-4."""
+    n = draw(st.sampled_from([2, 16, 3]), label="backends")
+    splits = draw(st.sampled_from([1, 2, 256, 255]), label="splits")
+    inputs = draw(st.sampled_from([1, 16, 15]), label="inputs of one split")
+    return n, splits, inputs
+
+
+@check("SCHED-4", limits=_limit_cases())
+def at_the_limits(t: Target, rec: Recorder, limits: tuple[int, int, int]) -> None:
+    """16 backends, 256 splits and 16 inputs in one split are allowed: a chain of SCALE nodes
+    assigned round-robin makes the splits; a device node adding 16 CPU inputs makes the inputs."""
+    n_backends, n_splits, n_inputs = limits
+    setup = SchedSetup(tuple(VDevParams(name=DEVICE_NAMES[i]) for i in range(n_backends - 1)))
+    backends = make_backends(t, setup)
+    cpu = n_backends - 1
+    leafs = [Leaf("x", F32, (4, 2), cpu, seed=7)] + [Leaf(f"in{k}", F32, (4, 2), cpu, seed=20 + k)
+                                                     for k in range(1, n_inputs)]
+    nodes = [Node("n0", "scale", ("x",), (0.5,))]
+    nodes += [Node(f"in.add{k}", "add", (nodes[-1].name if k == 1 else f"in.add{k - 1}", f"in{k}"))
+              for k in range(1, n_inputs)]
+    assign = [(x.name, 0) for x in nodes]  # one split on device 0 (or the CPU alone) reads every input
+    first = nodes[-1].name
+    for k in range(1, n_splits):
+        nodes.append(Node(f"n{k}", "scale", (first if k == 1 else f"n{k - 1}",), (-1.0,)))
+        assign.append((f"n{k}", k % n_backends))
+    spec = GraphSpec(tuple(leafs), tuple(nodes), (nodes[-1].name,))
+    g = SchedGraph(spec, tuple(assign))
+    run = measure(t, backends, g)
+    compute(t, run, g)
+    p = plan(t, run)
+    rec("n_splits", t.sched_get_n_splits(run.sched))
+    rec("plan", p.project(causes=False))
+    record_outputs(t, rec, spec, run.built, backends)  # type: ignore[arg-type]
+    t.sched_free(run.sched)
+
+
+# --- pass 1: who owns a buffer ---------------------------------------------------------------------
+
+
+@st.composite
+def _two_cpu_cases(draw: st.DrawFn) -> tuple[int, int]:
+    """(virtual devices, rows): set-ups with two CPU backends last."""
+    return draw(st.integers(0, 2), label="devices"), draw(st.integers(1, 3), label="rows")
+
+
+@check("SCHED-5", "SCHED-7", shape=_two_cpu_cases())
+def buffer_owner(t: Target, rec: Recorder, shape: tuple[int, int]) -> None:
+    """Two CPU backends, A then B (the last): weights in a CPU buffer belong to A, the
+    highest-priority backend the CPU type supports; a leaf placed in the scheduler's own buffer
+    of B belongs to B, whose allocator owns that buffer."""
+    n_dev, rows = shape
+    backends = [t.vdev_init(VDevParams(name=DEVICE_NAMES[i])) for i in range(n_dev)] + [t.cpu_init(), t.cpu_init()]
+    a, b = n_dev, n_dev + 1
+    spec = GraphSpec(
+        (Leaf("w", F32, (4, 4), a, weights=True, seed=1), Leaf("x", F32, (4, rows), a, seed=2),
+         Leaf("z", F32, (4, rows), -1, seed=3)),
+        (Node("n0", "mul_mat", ("w", "x")), Node("n1", "scale", ("n0",), (0.5,)), Node("n2", "add", ("n1", "z"))),
+        ("n2",))
+    g = SchedGraph(spec, (("n2", b),))
+    run = measure(t, backends, g)
+
+    def place_z(c: Built) -> None:
+        t.tensor_alloc(t.sched_get_buffer(run.sched, backends[b]), c.tensors["z"], 0)
+
+    compute(t, run, g, before=place_z)
+    rec("owners", plan(t, run).select({"w", "x", "z", "n0"}))
+    t.sched_free(run.sched)
+
+
+@check("SCHED-6", case=sched_cases(max_steps=3, pin="none"))
+def buffer_no_backend_supports(t: Target, rec: Recorder, case: SchedCase) -> None:
+    """Weights in a buffer of a virtual device that is not one of the scheduler's."""
+    backends = make_backends(t, case.setup)
+    foreign = t.vdev_init(VDevParams(name="Foreign"))
+    leafs = tuple(replace(x, place=len(backends)) if x.weights else x for x in case.graph.spec.leafs)
+    spec = replace(case.graph.spec, leafs=leafs)
+    s = t.sched_new(backends, None, spec.graph_size)
+    m = build(t, spec, [*backends, foreign], weights_apart=True)
+    t.sched_init_measure(s, m.graph)
+
+
+# --- passes 1 to 3: one check per pass, each observing the tensors that pass decides -------------
+
+
+def _pass_check(t: Target, rec: Recorder, case: SchedCase, passes: tuple[str, ...]) -> None:
+    run = run_case(t, case)
+    rec("decided tensors", plan(t, run).select(_decided_by(case.setup, case.graph, passes)))
+    t.sched_free(run.sched)
+
+
+@check("SCHED-7", "SCHED-32", case=sched_cases(pin=None, max_steps=8))
+def pass1_preallocated_and_weights(t: Target, rec: Recorder, case: SchedCase) -> None:
+    """The tensors pass 1 assigns (own buffer, view_src's buffer, weights) and the user's."""
+    _pass_check(t, rec, case, ("1.", "user"))
+
+
+@check("SCHED-8", case=sched_cases(pin="some", max_steps=10))
+def pass2_devices_up(t: Target, rec: Recorder, case: SchedCase) -> None:
+    _pass_check(t, rec, case, ("2.1",))
+
+
+@check("SCHED-9", case=sched_cases(pin="none", max_steps=10))
+def pass2_devices_down(t: Target, rec: Recorder, case: SchedCase) -> None:
+    _pass_check(t, rec, case, ("2.2",))
+
+
+@check("SCHED-10", case=sched_cases(pin="none", max_steps=10, max_backends=2))
+def pass2_any_up(t: Target, rec: Recorder, case: SchedCase) -> None:
+    _pass_check(t, rec, case, ("2.3",))
+
+
+@check("SCHED-11", case=sched_cases(pin="none", max_steps=10, max_backends=2))
+def pass2_any_down(t: Target, rec: Recorder, case: SchedCase) -> None:
+    _pass_check(t, rec, case, ("2.4",))
+
+
+@check("SCHED-12", case=sched_cases(pin="all", max_steps=10))
+def pass3_views_and_sources(t: Target, rec: Recorder, case: SchedCase) -> None:
+    """With every node assigned by the user, pass 3 decides the views and unassigned sources."""
+    _pass_check(t, rec, case, ("3.",))
+
+
+# --- pass 4: splits, inputs, copies --------------------------------------------------------------
+
+
+@check("SCHED-13", "SCHED-30", case=sched_cases(pin="all"))
+def pass4_splits(t: Target, rec: Recorder, case: SchedCase) -> None:
+    """Splits cut where the (user-given) backend of a non-view node changes; view nodes belong
+    to the split they fall in; get_n_splits counts them."""
+    run = run_case(t, case)
+    rec("n_splits", t.sched_get_n_splits(run.sched))
+    rec("splits", plan(t, run).project(inputs=False, copies=False, causes=False))
+    t.sched_free(run.sched)
+
+
+@check("SCHED-17", case=sched_cases(pin="all", steps=("fan", "mul_mat", "view", "add", "kv"), max_fan=20))
+def pass4_inputs_once(t: Target, rec: Recorder, case: SchedCase) -> None:
+    """A split's inputs, each once in order of first use: one input read by up to 20 nodes of a
+    split stays one input (listing every use would pass 16 and abort, SCHED-18)."""
+    run = run_case(t, case)
+    rec("inputs", plan(t, run).project(nodes=False, ranges=False, copies=False, causes=False))
+    t.sched_free(run.sched)
+
+
+@check("SCHED-19", case=sched_cases(pin="all"))
+def pass4_copies(t: Target, rec: Recorder, case: SchedCase) -> None:
+    """One copy per (input, backend), named `<backend>#<input>`, read by the redirected nodes."""
+    run = run_case(t, case)
+    rec("copies", plan(t, run).project(nodes=False, ranges=False, inputs=False, causes=False))
+    assert run.built is not None
+    rec("redirected sources", [[t.tensor_name(src) for src in (t.tensor_src(n, j) for j in range(2)) if src is not None]
+                               for n in t.graph_nodes(run.built.graph)])
+    t.sched_free(run.sched)
+
+
+@check("SCHED-20", "SCHED-21", case=sched_cases(pin="all"))
+def allocation_graph(t: Target, rec: Recorder, case: SchedCase) -> None:
+    """Splits allocated as one graph, each input's copy linked to its input: an input made by an
+    earlier split is still intact when a later split copies it, so every output is right."""
+    run = run_case(t, case)
+    record_outputs(t, rec, case.graph.spec, run.built, run.backends)  # type: ignore[arg-type]
+    t.sched_free(run.sched)
+
+
+# --- asserts of the split ------------------------------------------------------------------------
+
+
+@st.composite
+def _unassignable(draw: st.DrawFn) -> tuple[SchedSetup, GraphSpec]:
+    """A chain of element-wise nodes over CPU inputs that are not weights: pass 1 assigns no
+    node, so no pass assigns any."""
+    setup = draw(sched_setups(1, 3), label="set-up")
+    cpu = setup.cpu
+    rows = draw(st.integers(1, 3), label="rows")
+    leafs = (Leaf("x0", F32, (4, rows), cpu, seed=1), Leaf("x1", F32, (4, rows), cpu, seed=2))
+    nodes = [Node("n0", draw(st.sampled_from(["add", "mul"]), label="op"), ("x0", "x1"))]
+    for k in range(1, draw(st.integers(1, 3), label="nodes")):
+        nodes.append(Node(f"n{k}", "scale", (f"n{k - 1}",), (0.5,)))
+    return setup, GraphSpec(leafs, tuple(nodes), (nodes[-1].name,))
+
+
+@check("SCHED-14", graph=_unassignable())
+def node_without_backend(t: Target, rec: Recorder, graph: tuple[SchedSetup, GraphSpec]) -> None:
+    setup, spec = graph
+    measure(t, make_backends(t, setup), SchedGraph(spec))
+
+
+@st.composite
+def _too_many_splits(draw: st.DrawFn) -> tuple[SchedSetup, int, int, int]:
+    setup = draw(sched_setups(2, 4), label="set-up")
+    a = draw(st.integers(0, setup.cpu), label="first backend")
+    b = draw(st.integers(0, setup.cpu).filter(lambda x: x != a), label="second backend")
+    return setup, a, b, draw(st.integers(257, 260), label="nodes")
+
+
+@check("SCHED-15", case=_too_many_splits())
+def split_limit(t: Target, rec: Recorder, case: tuple[SchedSetup, int, int, int]) -> None:
+    """A chain whose nodes the user assigns to two backends alternately: a split per node."""
+    setup, a, b, n = case
+    spec = _chain(n, setup.cpu)
+    measure(t, make_backends(t, setup), SchedGraph(spec, tuple((f"n{k}", a if k % 2 else b) for k in range(n))))
+
+
+@check("SCHED-16", setup=sched_setups(1, 3), w_place=st.integers(0, 2), rows=st.integers(1, 3))
+def source_without_backend(t: Target, rec: Recorder, setup: SchedSetup, w_place: int, rows: int) -> None:
+    """A node on the weights' backend reads a view of a leaf nothing assigns (no buffer, read
+    by no other node): pass 3 gives the view its source's backend, which is none."""
+    spec = GraphSpec(
+        (Leaf("w", F32, (4, 4), min(w_place, setup.cpu), weights=True, seed=1), Leaf("l", F32, (4, rows), -1, seed=2)),
+        (Node("v", "view", ("l",), (4, rows, 16, 0)), Node("n", "mul_mat", ("w", "v"))), ("n",))
+    measure(t, make_backends(t, setup), SchedGraph(spec))
+
+
+@check("SCHED-18", setup=sched_setups(2, 4), w_place=st.integers(0, 2), extra=st.integers(16, 18))
+def input_limit(t: Target, rec: Recorder, setup: SchedSetup, w_place: int, extra: int) -> None:
+    """A device node reads one CPU input, then `extra` more nodes on it add one CPU input each."""
+    place = min(w_place, setup.cpu - 1)
+    leafs = [Leaf("w", F32, (4, 4), place, weights=True, seed=1)]
+    leafs += [Leaf(f"x{k}", F32, (4, 2), setup.cpu, seed=10 + k) for k in range(extra + 1)]
+    nodes = [Node("n0", "mul_mat", ("w", "x0"))] + [Node(f"n{k}", "add", (f"n{k - 1}", f"x{k}"))
+                                                     for k in range(1, extra + 1)]
+    measure(t, make_backends(t, setup), SchedGraph(GraphSpec(tuple(leafs), tuple(nodes), (nodes[-1].name,))))
+
+
+# --- compute ---------------------------------------------------------------------------------------
+
+
+@check("SCHED-22", case=sched_cases(pin="some"))
+def compute_copies_then_runs(t: Target, rec: Recorder, case: SchedCase) -> None:
+    """Each split's inputs are copied to its backend, then the split runs there; nothing is
+    synchronized (a lazy device still has work queued); every output is right."""
+    run = run_case(t, case)
+    record_pending(t, rec, case.setup, run.backends)
+    record_outputs(t, rec, case.graph.spec, run.built, run.backends)  # type: ignore[arg-type]
+    t.sched_free(run.sched)
+
+
+@check("SCHED-23", setup=sched_setups(2, 4), rows=st.integers(1, 3), which=st.integers(0, 2))
+def input_without_buffer(t: Target, rec: Recorder, setup: SchedSetup, rows: int, which: int) -> None:
+    """A tensor in context memory (data, no buffer) read on the CPU and then on a device: pass 3
+    gives it the CPU, the allocator leaves it alone, and the device split's copy of it aborts."""
+    device = min(which, setup.cpu - 1)
+    backends = make_backends(t, setup)
+    spec = GraphSpec((Leaf("wc", F32, (4, 4), setup.cpu, weights=True, seed=1),
+                      Leaf("wd", F32, (4, 4), device, weights=True, seed=2)), (), ())
+    s = t.sched_new(backends, None, 64)
+
+    def graph() -> Handle:
+        b = build(t, spec, backends, weights_apart=True)
+        h = t.new_host_tensor(F32, (4, rows), "h")
+        nodes = [t.op("mul_mat", [b.tensors[w], h], ()) for w in ("wc", "wd")]
+        gr = t.new_graph(64)
+        for k, n in enumerate(nodes):
+            t.set_name(n, f"n{k}")
+            t.build_forward_expand(gr, n)
+        return gr
+
+    t.sched_init_measure(s, graph())
+    t.sched_graph_compute(s, graph())
+
+
+@check("SCHED-24", case=sched_cases(callback=True))
+def eval_callback_batches(t: Target, rec: Recorder, case: SchedCase) -> None:
+    """Asked node by node; a wanted node ends a range computed in one call, then is shown; every
+    output is right after the last range."""
+    run = run_case(t, case, callback=True)
+    rec("callback calls", run.calls)
+    record_outputs(t, rec, case.graph.spec, run.built, run.backends)  # type: ignore[arg-type]
+    t.sched_free(run.sched)
+
+
+@check("SCHED-25", case=sched_cases(callback=True, stops=True))
+def eval_callback_stops(t: Target, rec: Recorder, case: SchedCase) -> None:
+    """After a false answer to `ask = false`: rc.8 goes on with the next split; profile fixed
+    stops the graph (erratum SCHED-25). The calls show what ran (no values: what a stop left
+    uncomputed holds whatever the buffers held)."""
+    run = run_case(t, case, callback=True)
+    rec("callback calls", run.calls)
+    t.sched_free(run.sched)
+
+
+# --- the scheduler's life ------------------------------------------------------------------------
+
+
+@check("SCHED-26", "SCHED-32", case=sched_cases(pin=None, max_steps=4), reset_first=st.booleans())
+def reset_forgets(t: Target, rec: Recorder, case: SchedCase, reset_first: bool) -> None:
+    """sched_reset forgets every assignment, so assignments made after it are kept by the next
+    graph_compute; graph_compute resets by itself when a graph was split since the last reset,
+    so the first graph's tensors are forgotten either way. (Without an explicit reset the
+    user's assignments made before the second graph_compute would be lost too, and that graph
+    might not fit the measured buffers: that path is drawn without assignments.)"""
+    g = case.graph if reset_first else replace(case.graph, assign=())
+    run = measure(t, make_backends(t, case.setup), g)
+    first = compute(t, run, g)
+    rec("first compute", plan(t, run).project(ranges=False, inputs=False, copies=False, causes=False))
+    if reset_first:
+        t.sched_reset(run.sched)
+        rec("after reset", [t.sched_get_node_backend(run.sched, x) is None for x in t.graph_nodes(first.graph)])
+    rec("n_splits", t.sched_get_n_splits(run.sched))
+    compute(t, run, g)
+    rec("second compute", plan(t, run).project(inputs=False, copies=False, causes=False))
+    rec("the first graph after the second compute",
+        [t.sched_get_node_backend(run.sched, x) is None for x in t.graph_nodes(first.graph)])
+    t.sched_free(run.sched)
+
+
+@check("SCHED-27", n_nodes=st.integers(4, 8), graph_size=st.integers(0, 3))
+def graph_too_big(t: Target, rec: Recorder, n_nodes: int, graph_size: int) -> None:
+    """A scheduler made for `graph_size` nodes (its hash set: the smallest table prime of at
+    least graph_size + 4096, here 4099) computing a graph of more than 3 nodes."""
+    spec = _chain(n_nodes, 0)
+    g = SchedGraph(spec, tuple((n.name, 0) for n in spec.nodes))
+    backends = [t.cpu_init()]
+    s = t.sched_new(backends, None, graph_size)
+    c = build(t, spec, backends)
+    pin(t, s, c, g.assign, backends)
+    t.sched_graph_compute(s, c.graph)
+
+
+@check("SCHED-28", case=sched_cases(max_steps=3))
+def measure_twice(t: Target, rec: Recorder, case: SchedCase) -> None:
+    run = measure(t, make_backends(t, case.setup), case.graph)
+    again = build(t, case.graph.spec, run.backends, weights_apart=True)
+    t.sched_init_measure(run.sched, again.graph)
+
+
+@check("SCHED-30", case=sched_cases(pin=None, max_steps=4))
+def n_splits_of_the_last_split(t: Target, rec: Recorder, case: SchedCase) -> None:
+    """get_n_splits: 0 before any split, the measured graph's count after init_measure (reset
+    keeps it), then the computed graph's."""
+    backends = make_backends(t, case.setup)
+    s = t.sched_new(backends, None, case.graph.spec.graph_size)
+    rec("new", t.sched_get_n_splits(s))
+    run = measure(t, backends, case.graph, s)
+    rec("after init_measure", t.sched_get_n_splits(run.sched))
+    t.sched_reset(run.sched)
+    rec("after reset", t.sched_get_n_splits(run.sched))
+    compute(t, run, case.graph)
+    rec("after graph_compute", (t.sched_get_n_splits(run.sched), plan(t, run).n_splits))
+    t.sched_free(s)
+
+
+@check("SCHED-31", setup=sched_setups(1, 3), call=st.sampled_from(["get_tallocr", "get_buffer", "set_node_backend"]),
+       foreign=st.sampled_from(["cpu", "vdev"]), measured=st.booleans())
+def foreign_backend(t: Target, rec: Recorder, setup: SchedSetup, call: str, foreign: str, measured: bool) -> None:
+    backends = make_backends(t, setup)
+    s = t.sched_new(backends, None, 64)
+    spec = _chain(2, setup.cpu)
+    if measured:
+        g = SchedGraph(spec, (("n0", 0),))
+        m = build(t, spec, backends)
+        pin(t, s, m, g.assign, backends)
+        t.sched_init_measure(s, m.graph)
+    other = t.cpu_init() if foreign == "cpu" else t.vdev_init(VDevParams(name="Foreign"))
+    if call == "get_tallocr":
+        t.sched_get_tallocr(s, other)
+    elif call == "get_buffer":
+        t.sched_get_buffer(s, other)
+    else:
+        t.sched_set_node_backend(s, t.new_tensor(F32, (4,), "node"), other)
+
+
+@check("SCHED-32", case=sched_cases(pin="some", max_steps=4))
+def node_assignments(t: Target, rec: Recorder, case: SchedCase) -> None:
+    """set_node_backend assigns before the split (get_node_backend shows it at once); a tensor
+    the scheduler never saw has no backend; after graph_compute every node has one."""
+    backends = make_backends(t, case.setup)
+    s = t.sched_new(backends, None, case.graph.spec.graph_size)
+    m = build(t, case.graph.spec, backends, weights_apart=True)
+    pin(t, s, m, case.graph.assign, backends)
+    def where(x: Handle) -> int:
+        b = t.sched_get_node_backend(s, x)
+        if b is None:
+            return -1
+        for i, cand in enumerate(backends):
+            if cand == b:
+                return i
+        return -2
+
+    rec("before the split", [(n.name, where(m.tensors[n.name])) for n in case.graph.spec.nodes])
+    rec("a tensor never seen", where(t.new_tensor(F32, (4,), "stranger")))
+    t.sched_init_measure(s, m.graph)
+    run = Run(backends, s, m)
+    compute(t, run, case.graph)
+    rec("after graph_compute", plan(t, run).project(ranges=False, inputs=False, copies=False, causes=False))
+    t.sched_free(s)
+
+
+# --- whisper-style graphs --------------------------------------------------------------------------
+
+
+@st.composite
+def _fixture_cases(draw: st.DrawFn) -> tuple[str, SchedSetup]:
+    name = draw(st.sampled_from(sorted(FIXTURES)), label="fixture")
+    n = draw(st.sampled_from([2, 3]), label="backends")
+    devices = tuple(draw(sched_devices(DEVICE_NAMES[i]), label=f"device {i}") for i in range(n - 1))
+    return name, SchedSetup(devices)
+
+
+def _fixture_run(t: Target, fixture: tuple[str, SchedSetup]) -> tuple[Run, SchedGraph]:
+    name, setup = fixture
+    g = SchedGraph(FIXTURES[name](setup.n_backends))
+    run = measure(t, make_backends(t, setup), g)
+    compute(t, run, g)
+    return run, g
+
+
+@check("SCHED-7", "SCHED-8", "SCHED-9", "SCHED-10", "SCHED-11", "SCHED-12", "SCHED-13", fixture=_fixture_cases())
+def fixture_plan(t: Target, rec: Recorder, fixture: tuple[str, SchedSetup]) -> None:
+    """The encoder block and the decoder step over 2 and 3 backends: every tensor's backend and
+    the splits."""
+    run, _ = _fixture_run(t, fixture)
+    rec("plan", plan(t, run).project(inputs=False, copies=False))
+    t.sched_free(run.sched)
+
+
+@check("SCHED-17", fixture=_fixture_cases())
+def fixture_inputs(t: Target, rec: Recorder, fixture: tuple[str, SchedSetup]) -> None:
+    run, _ = _fixture_run(t, fixture)
+    rec("inputs", plan(t, run).project(nodes=False, ranges=False, copies=False, causes=False))
+    t.sched_free(run.sched)
+
+
+@check("SCHED-19", fixture=_fixture_cases())
+def fixture_copies(t: Target, rec: Recorder, fixture: tuple[str, SchedSetup]) -> None:
+    run, _ = _fixture_run(t, fixture)
+    rec("copies", plan(t, run).project(nodes=False, ranges=False, inputs=False, causes=False))
+    t.sched_free(run.sched)
+
+
+@check("SCHED-22", fixture=_fixture_cases())
+def fixture_outputs(t: Target, rec: Recorder, fixture: tuple[str, SchedSetup]) -> None:
+    run, g = _fixture_run(t, fixture)
+    record_outputs(t, rec, g.spec, run.built, run.backends)  # type: ignore[arg-type]
+    t.sched_free(run.sched)

@@ -1,0 +1,34 @@
+"""`ggspec compare`: the clause x target table and its HTML page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conformance.compare import Column, parse_target, table, write_html
+from conformance.runner import ClauseVerdict
+from reference.clauses import Profile, catalogue
+
+
+def _column(target: str, profile: Profile, failing: set[str]) -> Column:
+    verdicts = {}
+    for cid, c in catalogue().items():
+        status = "fail" if cid in failing else "pass" if cid.startswith("TDATA") else "uncovered"
+        verdicts[cid] = ClauseVerdict(cid, c.title, c.kind, status, 3, "why" if status == "fail" else "", [])
+    return Column(target, profile, verdicts)
+
+
+def test_parse_target_takes_the_default_profile() -> None:
+    assert parse_target("rc8") == ("rc8", Profile.RC8)
+    assert parse_target("native") == ("native", Profile.FIXED)
+    assert parse_target("rc8@fixed") == ("rc8", Profile.FIXED)
+
+
+def test_table_and_html(tmp_path: Path) -> None:
+    cols = [_column("native", Profile.FIXED, set()), _column("rc8", Profile.FIXED, {"TDATA-6"})]
+    text = table(cols)
+    row = next(line for line in text.splitlines() if line.startswith("TDATA-6 "))
+    assert row.split()[1:3] == ["pass", "FAIL"]
+    assert not any(line.startswith("CPU-1 ") for line in text.splitlines())  # uncovered everywhere: left out
+    page = tmp_path / "compare.html"
+    write_html(page, cols, seed=1)
+    assert "rc8@fixed" in page.read_text() and "TDATA-6" in page.read_text()

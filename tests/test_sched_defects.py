@@ -1,0 +1,93 @@
+"""The scheduler checks catch real defects: native builds with one planted scheduler defect
+each (native/src/sched.c, `GGSPEC_DEFECT_SCHED_*`) fail the clause the defect breaks, and
+hypothesis shrinks the failing example to a graph of at most 6 nodes.
+
+- `GGSPEC_DEFECT_SCHED_PASS2`: pass 2.1 spreads the lowest-priority backend too: one of
+  SCHED-8 to SCHED-11 fails;
+- `GGSPEC_DEFECT_SCHED_DEDUP`: a split lists an input once per use: SCHED-17 fails;
+- `GGSPEC_DEFECT_SCHED_EVAL_BATCH`: with an eval callback, each range's last node is never
+  computed: SCHED-24 fails.
+
+Each variant runs every scheduler check (a fixed seed, 25 examples a check); no other
+scheduler clause may fail, so a defect is blamed on the clause it breaks.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from conformance.harness import CHECKS
+from conformance.runner import CheckResult, RunConfig, load_checks, run_check
+from conformance.strategies import SchedCase
+from native.build import build_variant
+from reference.clauses import Profile
+
+load_checks()
+
+SEED = 20261130
+EXAMPLES = 25
+MAX_SHRUNK_NODES = 6
+
+#: defect -> the clauses it breaks (at least one must fail, no other scheduler clause may)
+DEFECTS = {
+    "GGSPEC_DEFECT_SCHED_PASS2": {"SCHED-8", "SCHED-9", "SCHED-10", "SCHED-11"},
+    "GGSPEC_DEFECT_SCHED_DEDUP": {"SCHED-17"},
+    "GGSPEC_DEFECT_SCHED_EVAL_BATCH": {"SCHED-24"},
+}
+
+
+def shrunk_case(detail: str) -> SchedCase | None:
+    """The SchedCase of a failure's reproducer (None when the check draws no SchedCase)."""
+    found = re.search(r"args=(\{.*\})\)\nEOF", detail, re.DOTALL)
+    assert found is not None, f"no reproducer in:\n{detail}"
+    namespace: dict[str, Any] = {}
+    exec("from conformance.strategies import *\nfrom reference.vdev import *", namespace)  # noqa: S102
+    args = eval(found.group(1), namespace)  # noqa: S307 - our own reproducer text
+    cases = [v for v in args.values() if isinstance(v, SchedCase)]
+    return cases[0] if cases else None
+
+
+@pytest.fixture(scope="module", params=sorted(DEFECTS))
+def variant(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    define: str = request.param
+    module = "ggspec_native_" + define.lower()
+    out = tmp_path_factory.mktemp(module)
+    build_variant(module, str(out), defines=[define])
+    return define, f"native:{out}:{module}"
+
+
+def run_sched_checks(target: str) -> list[CheckResult]:
+    cfg = RunConfig(target, Profile.FIXED, max_examples=EXAMPLES, seed=SEED, c_reproducers=False)
+    return [run_check(CHECKS[name], cfg) for name in sorted(CHECKS) if name.startswith("sched.")]
+
+
+def test_defect_is_caught_where_it_is_and_shrunk(variant: tuple[str, str]) -> None:
+    define, target = variant
+    results = run_sched_checks(target)
+    failing = [r for r in results if r.status != "pass"]
+    failing_clauses = {c for r in failing for c in r.clauses}
+    broken = DEFECTS[define]
+    assert failing_clauses & broken, f"{define} went unnoticed: {[r.check for r in failing]}"
+    assert failing_clauses <= broken, (f"{define} is blamed on more than {sorted(broken)}: "
+                                       + "\n".join(f"{r.check} {r.clauses}: {r.detail[:600]}" for r in failing))
+    for r in failing:
+        case = shrunk_case(r.detail)
+        if case is not None:
+            assert len(case.graph.spec.nodes) <= MAX_SHRUNK_NODES, (r.check, case.graph.spec.nodes)
+
+
+def test_the_default_build_passes_those_checks() -> None:
+    """The planted defects are off by default (the same checks, the same seed)."""
+    results = run_sched_checks("native")
+    assert all(r.status == "pass" for r in results), [(r.check, r.detail[:600]) for r in results if r.status != "pass"]
+
+
+def test_reproducers_parse() -> None:
+    text = ("replay('sched.x', target='native', profile='fixed',\n       args={'case': SchedCase(setup=SchedSetup("
+            "devices=()), graph=SchedGraph(spec=GraphSpec(leafs=(), nodes=(Node(name='a', op='scale', srcs=('x',), "
+            "params=(0.5,)),), outputs=('a',), graph_size=2048)))})\nEOF")
+    case = shrunk_case(text)
+    assert case is not None and [n.name for n in case.graph.spec.nodes] == ["a"]
