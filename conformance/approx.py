@@ -4,9 +4,10 @@ An `Approx` is an observation value: a tensor's elements in logical order, with 
 relative tolerance the spec allows for the operation and types that produced them. Two `Approx`
 compare equal when every element pair is within the looser of the two sides' tolerances
 (`|x - y| <= max(atol) + max(rtol) * max(|x|, |y|)`, element by element), so the harness's plain
-`observations == observations` applies the tolerances. An `Approx` whose tolerance is zero
-compares the values' bits exactly. After a failed comparison both sides' `repr` show the largest
-difference, where it is, and what was allowed there.
+`observations == observations` applies the tolerances. An `Approx` made `exact` (the table's
+"bytes, exactly" rows: ADD, MUL, SCALE, GET_ROWS) compares the values' bits, the sign of zero
+included. After a failed comparison both sides' `repr` show the largest difference, where it
+is, and what was allowed there.
 
 Each side computes its own bound from the sources *it* read (the reference from its sources, a
 target from its own); taking the looser of the two keeps the comparison symmetric.
@@ -48,25 +49,24 @@ class Approx:
     `values`: the elements in logical order, numpy shape (ne3, ne2, ne1, ne0); `atol`: an
     absolute bound, a scalar or an array broadcastable to `values`; `rtol`: a bound relative to
     the larger magnitude of the two values compared; `what`: the rule, for messages. With
-    `atol == rtol == 0` the values' bit patterns must be equal (as float32, so F16 values, which
-    are exact in F32, compare bit for bit too).
+    `exact` the values' bit patterns must be equal (as float32, so F16 values, which are exact in
+    F32, compare bit for bit too; the sign of zero counts); without it a bound of 0 still lets
+    +0.0 and -0.0 (and two NaNs) compare equal, as `|Δ| ≤ 0` does.
     """
 
     __hash__ = None  # type: ignore[assignment]
 
-    def __init__(self, values: npt.ArrayLike, atol: npt.ArrayLike = 0.0, rtol: float = 0.0, what: str = "") -> None:
+    def __init__(self, values: npt.ArrayLike, atol: npt.ArrayLike = 0.0, rtol: float = 0.0, what: str = "",
+                 exact: bool = False) -> None:
         self.values: Array = np.asarray(values)
         if self.values.dtype.kind == "f":
             self.values = self.values.astype(np.float32)
         self.atol: Array = np.broadcast_to(np.asarray(atol, dtype=np.float64), self.values.shape)
         self.rtol = float(rtol)
-        self.what = what or ("bit-exact" if self.exact else "within tolerance")
+        self.exact = exact
+        self.what = what or ("bit-exact" if exact else "within tolerance")
         #: filled by a failed comparison: a line saying where and by how much the sides differ
         self.mismatch = ""
-
-    @property
-    def exact(self) -> bool:
-        return self.rtol == 0.0 and not bool(np.any(self.atol))
 
     # comparison --------------------------------------------------------------------------
 
@@ -98,11 +98,15 @@ class Approx:
     def _close(self, other: Approx) -> bool:
         x = self.values.astype(np.float64)
         y = other.values.astype(np.float64)
-        allowed = np.maximum(self.atol, other.atol) + max(self.rtol, other.rtol) * np.maximum(np.abs(x), np.abs(y))
+        rtol = max(self.rtol, other.rtol)
         with np.errstate(invalid="ignore", over="ignore"):
+            allowed = np.maximum(self.atol, other.atol)
+            if rtol:
+                allowed = allowed + rtol * np.maximum(np.abs(x), np.abs(y))
             diff = np.abs(x - y)
-            same_special = (np.isnan(x) & np.isnan(y)) | ((x == y) & np.isinf(x))
-            bad = ~same_special & ~(diff <= allowed)
+            same = (np.isnan(x) & np.isnan(y)) | (x == y)
+            special = ~np.isfinite(x) | ~np.isfinite(y)  # infinities and NaNs must match exactly
+            bad = ~same & (special | ~(diff <= np.nan_to_num(allowed, nan=np.inf)))
         if not bool(bad.any()):
             return True
         self._report(other, bad, allowed)
@@ -115,8 +119,9 @@ class Approx:
             excess = np.where(bad, np.nan_to_num(np.abs(x - y), nan=np.inf, posinf=np.inf) - allowed, -np.inf)
         flat = int(np.argmax(excess))
         where = tuple(int(i) for i in reversed(np.unravel_index(flat, x.shape)))  # (i0, i1, i2, i3)
-        note = (f"{int(bad.sum())} of {x.size} element(s) out of tolerance; worst at (i0, i1, i2, i3) = {where}: "
-                f"{x.flat[flat]!r} vs {y.flat[flat]!r}, |Δ| = {abs(x.flat[flat] - y.flat[flat]):.3g}, "
+        xv, yv = float(x.flat[flat]), float(y.flat[flat])
+        note = (f"{int(bad.sum())} of {x.size} element(s) out of tolerance; worst at (i0, i1, ...) = {where}: "
+                f"{xv!r} vs {yv!r}, |Δ| = {abs(xv - yv):.3g}, "
                 f"allowed {float(allowed.flat[flat]):.3g}")
         self.mismatch = other.mismatch = note
 
@@ -193,8 +198,8 @@ def mul_mat_atol(a_type: GGMLType, a: Array, b_prime: Array, a_blocks: tuple[Arr
     if a_type not in (GGMLType.Q4_0, GGMLType.Q8_0):
         aa = _batched(np.abs(a.astype(np.float64)), ne3, ne2)
         bb = np.abs(b_prime.astype(np.float64))
-        total = np.einsum("xyik,xyjk->xyij", bb, aa)
-        return k * 2 * U * total + TINY
+        total: Array = np.einsum("xyik,xyjk->xyij", bb, aa)
+        return np.asarray(k * 2 * U * total + TINY, dtype=np.float64)
     assert a_blocks is not None and b_blocks is not None
     nblk = k // QK
     qa, da = a_blocks
@@ -206,8 +211,8 @@ def mul_mat_atol(a_type: GGMLType, a: Array, b_prime: Array, a_blocks: tuple[Arr
     db4 = np.abs(db.reshape(ne3, ne2, b_prime.shape[2], nblk).astype(np.float64))
     qa4, da4 = _batched(qa4, ne3, ne2), _batched(da4, ne3, ne2)
     s = np.abs(np.einsum("xyinq,xyjnq->xyijn", qb4, qa4)).astype(np.float64)
-    total = np.einsum("xyijn,xyjn,xyin->xyij", s, da4, db4)
-    return (nblk + 2) * 2 * U * total
+    total_q: Array = np.einsum("xyijn,xyjn,xyin->xyij", s, da4, db4)
+    return np.asarray((nblk + 2) * 2 * U * total_q, dtype=np.float64)
 
 
 def norm_atol(x: Array, dst: Array, eps: float) -> Array:

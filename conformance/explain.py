@@ -64,7 +64,7 @@ def explain(spec: GraphSpec, n_backends: int) -> Explained:
     """Split `spec` with the reference scheduler (no compute) and describe what it decided."""
     t = ReferenceTarget()
     backends = [t.vdev_init(VDevParams(name=f"GPU{i}")) for i in range(n_backends - 1)] + [t.cpu_init()]
-    built = build(t, spec, backends, fill=False)
+    built = build(t, spec, backends, fill=False, weights_apart=True)
     s = S.sched_new(t.world, backends, None, spec.graph_size)
     S.split_graph(s, built.graph)
     rows = []
@@ -79,13 +79,14 @@ def explain(spec: GraphSpec, n_backends: int) -> Explained:
 
 
 def table(ex: Explained) -> str:
-    lines = [f"{'#':>3}  {'node':24s} {'op':12s} {'size':>8s}  {'backend':8s} {'pass':7s} sources"]
+    w = max([24, *(len(r.name) for r in ex.rows)])
+    lines = [f"{'#':>3}  {'node':{w}s} {'op':12s} {'size':>8s}  {'backend':8s} {'pass':7s} sources"]
     starts = {i0: (k, b, ins) for k, (b, i0, _, ins) in enumerate(ex.splits)}
     for r in ex.rows:
         if r.index in starts:
             k, b, ins = starts[r.index]
             lines.append(f"--- split {k} on {b}; inputs: {', '.join(ins) or 'none'}")
-        lines.append(f"{r.index:3d}  {r.name[:24]:24s} {r.op[:12]:12s} {r.size:8d}  {r.backend:8s} {r.cause:7s} "
+        lines.append(f"{r.index:3d}  {r.name:{w}s} {r.op[:12]:12s} {r.size:8d}  {r.backend:8s} {r.cause:7s} "
                      f"{', '.join(r.sources)}")
     lines.append(f"{len(ex.splits)} split(s) over {', '.join(ex.backends)}")
     return "\n".join(lines)

@@ -3,9 +3,13 @@
 A graph is drawn node by node. Before each node the strategy knows every tensor made so far
 (its type, extents and strides, as the constructors make them, CORE-16 to CORE-47) and draws an
 op, then operands among the tensors that op accepts, or a new leaf of a fitting shape; so every
-prefix of the node list is itself a valid graph, and hypothesis shrinks a failing graph by
-dropping nodes and simplifying draws (ops shrink towards ADD, operands towards the first
-fitting tensor, shapes towards small ones, permutations towards the identity).
+prefix of the node list is itself a valid graph, and so is the list with any node's draws
+deleted (later draws are read against what exists then). Each node is one span of choices and
+the list ends where an "another node?" draw is 0, so hypothesis shrinks a failing graph as it
+shrinks a list: cutting it short, deleting nodes from the middle, and simplifying draws (ops
+towards ADD, operands towards the first fitting tensor, shapes towards small ones,
+permutations towards the identity). A failure that needs one op shrinks to that op on new
+leafs (tests/test_checks_graph.py checks this).
 
 What the graphs avoid, and why (each is covered by the per-op checks of checks/ops.py instead):
 
@@ -15,7 +19,9 @@ What the graphs avoid, and why (each is covered by the per-op checks of checks/o
   rows would land by their source coordinates in a differently shaped destination (CORE-52),
   out-of-range GET_ROWS indices (CORE-65), quantizing rows that are not whole blocks;
 - F16 ADD of an operand whose elements are not adjacent (rc.8 asserts `nb00 ==
-  sizeof(ggml_fp16_t)`, which no clause states);
+  sizeof(ggml_fp16_t)`, which spec/graph.md leaves undefined);
+- quantized tensors whose dimension 0 is moved (TRANSPOSE, or a PERMUTE moving axis 0): their
+  rows are no longer whole blocks and their nbytes is meaningless;
 - memory that two nodes write: each CPY writes into a destination leaf of its own, which no
   other node reads except through that CPY (and views of its result), so every node reads
   its sources after they were written, and the bytes read back after the graph ran are the
@@ -28,6 +34,7 @@ indices in [0, rows). All leafs live in the buffer of backend 0.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from hypothesis import strategies as st
@@ -350,7 +357,7 @@ def _cpy(g: _Builder) -> None:
     g.node("cpy", (a.name, dst.name), (), t, dst.ne, dst.nb)
 
 
-_BUILD = {
+_BUILD: dict[str, Callable[[_Builder], None]] = {
     "add": _add, "mul": _mul, "scale": _scale, "mul_mat": _mul_mat, "cpy": _cpy, "view": _view,
     "reshape": _reshape, "permute": _permute, "transpose": _transpose, "get_rows": _get_rows, "norm": _norm,
     "soft_max_ext": _soft_max,
@@ -360,19 +367,38 @@ _BUILD = {
 
 
 @st.composite
+def _one_node(draw: st.DrawFn, g: _Builder, ops: tuple[str, ...]) -> None:
+    """One op (with the leafs it needs) as one span of choices, which the shrinker can delete."""
+    outer, g.draw = g.draw, draw
+    try:
+        _BUILD[draw(st.sampled_from(ops), label="op")](g)
+    finally:
+        g.draw = outer
+
+
+@st.composite
 def graph_specs(draw: st.DrawFn, min_nodes: int = 1, max_nodes: int = 8,
                 ops: tuple[str, ...] = GRAPH_OPS) -> GraphSpec:
-    """A random graph of `min_nodes` to `max_nodes` nodes over `ops` (a subset of GRAPH_OPS),
-    with consistent shapes and types, leafs as inputs and weights, that the reference builds
-    and computes without an assert or undefined behaviour under both profiles."""
+    """A random graph of `min_nodes` to about `max_nodes` nodes over `ops` (a subset of
+    GRAPH_OPS; a CPY into a view may add one node more), with consistent shapes and types,
+    leafs as inputs and weights, that the reference builds and computes without an assert or
+    undefined behaviour under both profiles.
+
+    Nodes are drawn one after the other while an "another node?" draw says so (7 in 8), each
+    as one span, like the elements of a list: hypothesis shrinks a failing graph by cutting the
+    list short and by deleting single nodes from the middle."""
     unknown = set(ops) - set(GRAPH_OPS)
     if unknown:
         raise ValueError(f"graph_specs: unknown ops {sorted(unknown)}; known: {GRAPH_OPS}")
     g = _Builder(draw, draw(st.integers(0, 2**16), label="data seed"))
     g.input_leaf("first input", (F32, F16))
-    n = draw(st.integers(min_nodes, max_nodes), label="nodes")
-    while len(g.nodes) < n:  # every op makes at least one node (new leafs fit when nothing else does)
-        _BUILD[draw(st.sampled_from(ops), label=f"op of node {len(g.nodes)}")](g)
+    while True:
+        # drawn at the maximum too (and ignored there), so that deleting a node leaves a valid
+        # choice sequence: the shrinker sets this last draw to 0 first
+        more = draw(st.integers(0, 7), label="another node? (0: no)") if len(g.nodes) >= min_nodes else 1
+        if more == 0 or len(g.nodes) >= max_nodes:
+            break
+        draw(_one_node(g, tuple(ops)), label=f"node {len(g.nodes)}")
     return g.spec()
 
 

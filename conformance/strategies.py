@@ -564,7 +564,7 @@ PIN_MODES = ("none", "some", "all")
 @st.composite
 def sched_graphs(draw: st.DrawFn, n_backends: int, max_steps: int = 8, pin: str = "some",
                  steps: tuple[str, ...] = SCHED_STEPS, max_fan: int = 4) -> SchedGraph:
-    """A graph every target computes (the op subset of spec/graph.md: F32/F16 ADD, MUL, SCALE,
+    """A graph every target computes (the op subset of spec/graph.md: F32 and F16 ADD, MUL, SCALE,
     MUL_MAT, CPY, CONT, VIEW, RESHAPE, PERMUTE, TRANSPOSE, GET_ROWS, NORM, SOFT_MAX, GELU,
     SILU) over `n_backends` backends (the CPU last):
 
@@ -639,6 +639,15 @@ def _step(draw: st.DrawFn, g: _GraphBuilder, kind: str, k: int, n_backends: int,
         assert x is not None
         g.node("mul_mat", (w.name, x.name), (), _F32, (w.ne[1], x.ne[1]))
     elif kind in ("add", "mul"):
+        halves = [v for v in mats if v.type == _F16] if kind == "add" else []
+        f16: bool = draw(st.booleans(), label=f"step {k}: an F16 ADD") if halves else False
+        if f16:  # same shapes (CORE-55)
+            a = _pick(draw, halves, f"step {k}: a")
+            assert a is not None
+            b = _pick(draw, [v for v in mats if v.ne == a.ne], f"step {k}: b")
+            assert b is not None
+            g.node("add", (a.name, b.name), (), _F16, a.ne)
+            return
         a = _pick(draw, f32, f"step {k}: a")
         assert a is not None
         bs = [v for v in g.pool if v.type == _F32 and (v.ne == a.ne or v.ne == (a.ne[0],) or v.ne == (a.ne[0], 1))]
@@ -745,7 +754,7 @@ class SchedCase:
 
 
 @st.composite
-def sched_cases(draw: st.DrawFn, min_backends: int = 1, max_backends: int = 4, max_steps: int = 6,
+def sched_cases(draw: st.DrawFn, min_backends: int = 1, max_backends: int = 4, max_steps: int = 8,
                 pin: str | None = "some", steps: tuple[str, ...] = SCHED_STEPS, callback: bool = False,
                 stops: bool = False, max_fan: int = 4) -> SchedCase:
     """A set-up (`sched_setups`) and a graph for it (`sched_graphs`; `pin` None: any pin mode);

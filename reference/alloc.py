@@ -172,9 +172,11 @@ def _alloc_size(talloc: Tallocr, tensor: Tensor) -> int:
     return aligned_offset(0, buffer_get_alloc_size(talloc.buffer, tensor), talloc.alignment)
 
 
-@implements("ALLOC-6")
+@implements("ALLOC-6", "ALLOC-7")
 def tallocr_alloc(talloc: Tallocr, tensor: Tensor) -> None:
-    """ALLOC-4 to ALLOC-7: place `tensor` in a free range (rc.8's best fit)."""
+    """ALLOC-4 to ALLOC-7: place `tensor` in a free range (rc.8's best fit). The last range runs
+    to the buffer's end; rc.8 drops it once a tensor uses it up (erratum ALLOC-7), profile fixed
+    keeps it, empty, so that a range freed later never stands in for the buffer's end."""
     _live(talloc)
     require(tensor.view_src is None, "ALLOC-4")
     require(tensor.data is None, "ALLOC-5")
@@ -202,8 +204,8 @@ def tallocr_alloc(talloc: Tallocr, tensor: Tensor) -> None:
     addr = block.addr
     block.addr += size
     block.size -= size
-    if block.size == 0:
-        del blocks[best]
+    if block.size == 0 and (best < len(blocks) - 1 or not talloc.world.fixed):
+        del blocks[best]  # rc.8 drops the range at the buffer's end too (erratum ALLOC-7); fixed keeps it, empty
     tensor.data = addr
     tensor.buffer = talloc.buffer
     if not talloc.measure:

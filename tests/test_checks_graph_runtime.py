@@ -10,11 +10,14 @@ import pytest
 from conformance.adapters import make_target
 from conformance.adapters.external import ExternalTarget
 from conformance.adapters.rc8 import CannotFetch
-from conformance.harness import CHECKS
+from conformance.graphspec import GraphSpec, Leaf, Node
+from conformance.harness import CHECKS, run_on_reference, run_on_target
 from conformance.runner import RunConfig, load_checks, run_check, verdicts
+from conformance.strategies import Placement
 from conformance.target import Target
 from reference.clauses import Profile, UndefinedBehaviour
 from reference.types import GGMLType
+from reference.vdev import VDevParams
 
 load_checks()
 
@@ -120,6 +123,27 @@ def test_cpu_work_memory_observables(target: str) -> None:
     assert t.cpu_work_size(cpu) >= 3 * 34 and t.cpu_work_data(cpu) != 0
 
 
+#: the graph the suite found: measured 68 bytes do not suffice on rc.8 (erratum ALLOC-7)
+_I32 = int(GGMLType.I32)
+MEASURED_TOO_SMALL = {
+    "placement": Placement("vdev", VDevParams(alignment=1, async_entries=False, buffer_cpy_tensor=False,
+                                              cpy_tensor_async=False)),
+    "seq": "none", "same_galloc": False,
+    "spec": GraphSpec((Leaf("in0", int(GGMLType.F32), (4, 1)), Leaf("idx1", _I32, (1,)), Leaf("idx2", _I32, (1,))),
+                      (Node("n0", "gelu", ("in0",)), Node("n1", "get_rows", ("in0", "idx1")),
+                       Node("n2", "gelu", ("in0",)), Node("n3", "get_rows", ("n1", "idx2"))),
+                      ("n0", "n2", "n3"), 256),
+}
+
+
+def test_alloc7_measured_size_too_small_under_rc8_only() -> None:
+    chk = CHECKS["alloc.measured_size_suffices"]
+    rc8_model = run_on_reference(chk, MEASURED_TOO_SMALL, Profile.RC8)
+    assert (rc8_model.ending, rc8_model.clause_id) == ("violation", "ALLOC-7")
+    assert run_on_reference(chk, MEASURED_TOO_SMALL, Profile.FIXED).ending == "ok"
+    assert run_on_target(chk, MEASURED_TOO_SMALL, "native", Profile.FIXED, expect_death=True).ending == "ok"
+
+
 # --- rc.8 ------------------------------------------------------------------------------------------
 
 
@@ -154,6 +178,11 @@ def test_rc8_stale_table_is_address_dependent(rc8: ExternalTarget) -> None:
     view of x (stale counts), where fixed always makes it one."""
     seen = {_stale_table_scenario(make_target("rc8")) for _ in range(12)}
     assert None in seen
+
+
+def test_rc8_runs_out_of_the_measured_size(rc8: ExternalTarget) -> None:
+    out = run_on_target(CHECKS["alloc.measured_size_suffices"], MEASURED_TOO_SMALL, "rc8", Profile.RC8, expect_death=True)
+    assert out.ending == "abort" and "not enough space in the buffer" in out.stderr
 
 
 def test_rc8_under_fixed_blames_the_cpu19_erratum(rc8: ExternalTarget) -> None:

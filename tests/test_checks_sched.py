@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.harness import CHECKS
+from conformance.graphspec import GraphSpec, Leaf, Node
+from conformance.harness import CHECKS, run_on_target
 from conformance.runner import RunConfig, load_checks, run_check, run_check_here
 from conformance.target import SchedPlan
 from reference.clauses import Profile, clause
@@ -65,3 +66,76 @@ def test_projections_blank_the_same_parts_on_both_kinds_of_plan() -> None:
     inputs_only = FULL.project(nodes=False, ranges=False, copies=False, causes=False)
     assert inputs_only.splits == ((0, 0, 0, ("x",)), (0, 0, 0, ())) and inputs_only.nodes == ()
     assert FULL.public().project(nodes=False, ranges=False, copies=False, causes=False) == inputs_only
+
+
+def _available(target: str) -> None:
+    """Skip where the rc.8 build cannot be fetched (no npm or network), as tests/test_external.py does."""
+    if target == "rc8":
+        from conformance.adapters import make_target
+        from conformance.adapters.rc8 import CannotFetch
+
+        try:
+            make_target("rc8")
+        except CannotFetch as exc:
+            pytest.skip(f"rc.8 cannot be fetched here: {exc}")
+
+
+@pytest.mark.parametrize("target", ["reference", "native", "rc8"])
+def test_lazy_device_reads_reused_memory(target: str) -> None:
+    """The finding of SCHED-22: a CPU result copied to a lazy device with set_async is read
+    only at the next synchronize; by then the allocator has given its memory to a later CPU
+    node, and the device computes with that node's values. An eager device gets it right."""
+    from conformance.adapters import make_target
+    from conformance.approx import decode
+    from conformance.checks import sched as C
+    from conformance.checks._graphs import raw
+    from conformance.strategies import SchedCase, SchedGraph, SchedSetup
+    from conformance.target import VDevParams
+
+    _available(target)
+    spec = GraphSpec(
+        (Leaf("w", 0, (4, 4), 1, weights=True, seed=1), Leaf("w2", 0, (4, 4), 1, weights=True, seed=5),
+         Leaf("x", 0, (4, 1), 1, seed=2)),
+        (Node("n0", "mul_mat", ("w", "x")), Node("n1", "scale", ("n0",), (2.0,)),  # n1 on the device
+         Node("n2", "mul_mat", ("w2", "x")), Node("n3", "add", ("n2", "n2"))),  # n2 takes n0's memory
+        ("n1", "n3"))
+    seen = {}
+    for lazy in (False, True):
+        t = make_target(target)
+        run = C.run_case(t, SchedCase(SchedSetup((VDevParams(name="GPU0", lazy=lazy),)), SchedGraph(spec, (("n1", 0),))))
+        C.sync_all(t, run.backends)
+        assert run.built is not None
+        seen[lazy] = {n: decode(t.tensor_info(run.built.tensors[n]), raw(t, run.built.tensors[n])) for n in ("n1", "n3")}
+    right = seen[False]["n1"]
+    assert not (seen[True]["n1"] == right).all()
+    assert (seen[True]["n1"] == seen[False]["n3"]).all()  # 2 * n0 became 2 * n2 (n3's value)
+
+
+#: found by `ggspec check --target rc8 --select sched --size thorough --seed 99` (shrunk by hand)
+SHORT = GraphSpec(
+    (Leaf("w0", 0, (4, 4), 0, weights=True, seed=1), Leaf("in1", 0, (4, 3), 1, seed=2),
+     Leaf("idx3", 20, (1,), 1, seed=4, int_range=3)),
+    (Node("mul_mat0", "mul_mat", ("w0", "in1")), Node("get_rows1", "get_rows", ("in1", "idx3")),
+     Node("transpose5", "transpose", ("in1",)), Node("cont6", "cont", ("transpose5",)),
+     Node("mul7", "mul", ("get_rows1", "get_rows1")), Node("transpose8", "transpose", ("mul_mat0",))),
+    ("cont6", "mul7", "transpose8"))
+
+
+@pytest.mark.parametrize("target", ["reference", "native", "rc8"])
+def test_measured_size_can_fall_short(target: str) -> None:
+    """The finding of SCHED-29: init_measure on one build of SHORT, graph_compute on a second
+    build of the same graph: the device's buffer, of exactly the measured size, is too small
+    (the measuring allocator placed `mul7` after the exhausted range, the real one before it)."""
+    from conformance.checks import sched as C
+    from conformance.strategies import SchedCase, SchedGraph, SchedSetup
+    from conformance.target import VDevParams
+
+    _available(target)
+    case = SchedCase(SchedSetup((VDevParams(name="GPU0"),)), SchedGraph(SHORT))
+    assert not C.fits_measured_buffers(case.setup, case.graph)
+    chk = CHECKS["sched.pass2_devices_up"]
+    out = run_on_target(chk, {"case": case}, target, Profile.FIXED, expect_death=True)
+    if target == "reference":
+        assert (out.ending, out.clause_id) == ("violation", "ALLOC-7")
+    else:
+        assert out.ending == "abort" and "not enough space in the buffer" in out.stderr

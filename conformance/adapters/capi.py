@@ -562,8 +562,9 @@ class CApiTarget:
         sources the scheduler redirected the graph's nodes to (see SchedPlan)."""
         nodes, leafs = self.graph_nodes(g), self.graph_leafs(g)
         n_splits = int(self.fn("backend_sched_get_n_splits")(s))
-        debug = {name: self._debug(name) for name in _SCHED_DEBUG_HOOKS}
-        if any(hook is None for hook in debug.values()):
+        found = {name: self._debug(name) for name in _SCHED_DEBUG_HOOKS}
+        debug: dict[str, Any] = {name: hook for name, hook in found.items() if hook is not None}
+        if len(debug) < len(found):
             return self._public_plan(s, nodes, leafs, n_splits)
         splits = []
         copies: dict[int, str] = {}

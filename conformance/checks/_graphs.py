@@ -11,8 +11,8 @@ the raw bytes of a data-movement node (NONE, VIEW, RESHAPE, PERMUTE, TRANSPOSE, 
 and an `Approx` of any other node, with the tolerance spec/graph.md states for its op and
 types. Tolerances compound along a graph: a node is compared with its own tolerance plus a
 bound on how far the differences its sources were allowed can move it (first-order, per op;
-see `_propagate`); a data-movement node downstream of a tolerance-compared node is compared
-as values then, not bytes. Against a target that computes bit for bit as rc.8 does (native/,
+see `GraphRecorder._approx`); a data-movement node downstream of a tolerance-compared node is
+compared as values then, not bytes. Against a target that computes bit for bit as rc.8 does (native/,
 rc.8 itself), every bound is slack.
 """
 
@@ -29,7 +29,7 @@ import numpy.typing as npt
 from reference.quants import QK, quantize_q8_0
 from reference.types import GGMLType, Op, type_size
 
-from ..approx import U, Approx, decode, dequantized_blocks, mul_mat_atol, norm_atol, soft_max_tolerance, unary_tolerance
+from ..approx import Approx, U, decode, dequantized_blocks, mul_mat_atol, norm_atol, soft_max_tolerance, unary_tolerance
 from ..graphspec import Built, GraphSpec, build
 from ..harness import Recorder
 from ..target import Handle, Target, TensorInfo
@@ -161,6 +161,9 @@ def _f32_param(t: Target, x: Handle, i: int = 0) -> float:
 class GraphRecorder:
     """Records a computed graph's nodes (see the module doc)."""
 
+    #: no longer read (observe passes the node along); kept for callers that still set it
+    _node_of_mm: Handle = None
+
     def __init__(self, t: Target) -> None:
         self.t = t
         self.roots: list[tuple[Handle, float]] = []  # (root tensor, err of its bytes)
@@ -226,7 +229,7 @@ class GraphRecorder:
             assert b is not None and b.values is not None
             ea, eb = a.err, b.err
             if ea == 0 and eb == 0:
-                return Approx(v, what=f"{op.name}: bit-exact")
+                return Approx(v, what=f"{op.name}: bit-exact", exact=True)
             flip = 2.0**-10 * dst if GGMLType(out.info.type) == GGMLType.F16 else f32_flip
             if op == Op.ADD:
                 extra = ea + eb + flip
@@ -235,13 +238,15 @@ class GraphRecorder:
             return Approx(v, extra, what=f"{op.name}: exact on exact inputs, + its inputs' bounds")
         if op == Op.SCALE:
             if a.err == 0:
-                return Approx(v, what="SCALE: bit-exact")
+                return Approx(v, what="SCALE: bit-exact", exact=True)
             return Approx(v, abs(_f32_param(self.t, node)) * a.err + f32_flip, what="SCALE of inexact input")
         if op == Op.GET_ROWS:
-            return Approx(v, a.err, what="GET_ROWS: bit-exact" if a.err == 0 else "GET_ROWS of an inexact table")
+            if a.err == 0:
+                return Approx(v, what="GET_ROWS: bit-exact", exact=True)
+            return Approx(v, a.err, what="GET_ROWS of an inexact table")
         if op == Op.MUL_MAT:
             assert b is not None
-            return self._mul_mat(v, a, b)
+            return self._mul_mat(node, v, a, b)
         if op == Op.NORM:
             eps = _f32_param(self.t, node)
             atol = norm_atol(x, v, eps)
@@ -251,24 +256,24 @@ class GraphRecorder:
                 atol = atol + 4.0 * scale * a.err * (1.0 + dst)
             return Approx(v, atol, what="NORM: 2^-20·(max|dst| + scale·|mean|) per row")
         if op == Op.SOFT_MAX:
-            atol, rtol = soft_max_tolerance()
+            atol_s, rtol = soft_max_tolerance()
             dw = abs(_f32_param(self.t, node)) * a.err + (b.err if b is not None else 0.0)
             if dw:
                 rtol += 1.5 * math.expm1(min(2.0 * dw, 700.0)) + 2.0**-10
-            return Approx(v, atol, rtol, what="SOFT_MAX: 2^-10·|dst| + 2^-24")
+            return Approx(v, atol_s, rtol, what="SOFT_MAX: 2^-10·|dst| + 2^-24")
         if op == Op.UNARY:
             atol_u, rtol_u = unary_tolerance(x)
             return Approx(v, atol_u + 1.2 * a.err, rtol_u, what="GELU/SILU: 2^-9·(|dst| + |x|) + 2^-24")
         raise ValueError(f"no tolerance for {op.name}")
 
-    def _mul_mat(self, v: Array, a: _Seen, b: _Seen) -> Approx:
+    def _mul_mat(self, node: Handle, v: Array, a: _Seen, b: _Seen) -> Approx:
         t = self.t
         at = GGMLType(a.info.type)
         assert a.values is not None and b.values is not None
         bv = b.values.astype(np.float32)
         k = a.info.ne[0]
         if at in (GGMLType.Q4_0, GGMLType.Q8_0):
-            src0, src1 = t.tensor_src(self._node_of_mm, 0), t.tensor_src(self._node_of_mm, 1)
+            src0, src1 = t.tensor_src(node, 0), t.tensor_src(node, 1)
             qa = _blocks(t, src0, a.info)
             if GGMLType(b.info.type) == GGMLType.Q8_0:
                 qb = _blocks(t, src1, b.info)
@@ -288,15 +293,10 @@ class GraphRecorder:
             atol = atol + 4 * U * np.abs(v.astype(np.float64))
         return Approx(v, atol, what=what)
 
-    _node_of_mm: Handle = None
-
     def record(self, rec: Recorder, nodes: list[Handle], prefix: str = "") -> None:
         """Record every node: layout, then bytes or Approx (see the module doc)."""
         t = self.t
-        approxes: list[Approx | None] = []
-        for n in nodes:
-            self._node_of_mm = n
-            approxes.append(self.observe(n))
+        approxes = [self.observe(n) for n in nodes]
         for n, approx in zip(nodes, approxes, strict=True):
             info = t.tensor_info(n)
             rec(f"{prefix}{info.name}: layout", layout(info))

@@ -15,7 +15,7 @@ seed (numpy), within |x| ≤ 2⁸ as the Tolerances section assumes, or given bi
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from hypothesis import strategies as st
@@ -135,6 +135,21 @@ def _shaped(t: Target, root: Handle, how: str, axes: tuple[int, int, int, int] =
         rows = max(1, info.ne[1] // 2)
         return t.view(root, (info.ne[0], rows), (info.nb[1] * (2 if info.ne[1] > 1 else 1),), 0)
     return root
+
+
+def _shape_after(root_ne: Sequence[int], how: str, axes: tuple[int, int, int, int] = (0, 2, 1, 3)) -> tuple[int, int, int, int]:
+    """The extents `_shaped` gives an operand made from a root of `root_ne`."""
+    f = _full(root_ne)
+    if how == "transpose":
+        return (f[1], f[0], f[2], f[3])
+    if how == "permute":
+        ne = [0, 0, 0, 0]
+        for i, ax in enumerate(axes):
+            ne[ax] = f[i]
+        return (ne[0], ne[1], ne[2], ne[3])
+    if how == "rows":
+        return (f[0], max(1, f[1] // 2), 1, 1)
+    return f
 
 
 permutations = st.permutations([0, 1, 2, 3]).map(lambda p: (p[0], p[1], p[2], p[3]))
@@ -398,7 +413,8 @@ def transpose_swaps_two_dimensions(t: Target, rec: Recorder, root: TensorSpec, h
 def _get_rows_shapes(draw: st.DrawFn) -> tuple[int, Shape, Shape]:
     tt = draw(st.sampled_from([F32, F16, Q4_0, Q8_0, I32]), label="table type")
     e = 32 * draw(st.integers(1, 2), label="row blocks") if tt in QUANT else draw(st.integers(1, 6), label="row length")
-    rows, m, q = draw(st.integers(1, 5), label="rows"), draw(st.integers(1, 3), label="tables"), draw(st.integers(1, 2), label="ne3")
+    rows, m = draw(st.integers(1, 5), label="rows"), draw(st.integers(1, 3), label="tables")
+    q = draw(st.integers(1, 2), label="ne3")
     n, k = draw(st.integers(1, 4), label="indices"), draw(st.integers(1, 2), label="index ne2")
     return tt, (e, rows, m, q), (n, m, k)
 
@@ -565,8 +581,12 @@ GAP_CASES = ("mul of F16", "scale of F16", "norm of F16", "soft_max_ext of F16",
              "get_rows of an I16 table", "norm with a gradient")
 
 
-@check("CORE-49", case=st.sampled_from(GAP_CASES), where=placements, seed=seeds)
+@check("CORE-49", "CORE-48", case=st.sampled_from(GAP_CASES), where=placements, seed=seeds)
 def unimplemented_cases_abort(t: Target, rec: Recorder, case: str, where: Placement, seed: int) -> None:
+    """Each gap of rc.8's CPU code: profile rc8 requires the bare `GGML_ASSERT(false)`; profile
+    fixed requires it only for NORM with a gradient (at build time) and does not judge what a
+    target computes for the others. (CORE-48 is named with CORE-49 because under profile fixed
+    this is not an assert check: the reference stops without a violation.)"""
     scene, outputs = _gap_case(t, where, case, seed)
     scene.run(outputs)
 
@@ -613,19 +633,20 @@ def copies_go_in_logical_order(t: Target, rec: Recorder, case: tuple[int, Shape,
     -> Q4_0 / Q8_0. A same-type copy into another shape is made from a contiguous source (the
     other case is CORE-52's)."""
     src_type, root_ne, how, axes, op, dst_type, form = case
-    scene, (root, dst_root) = _scene(t, where, (src_type, root_ne, payload(src_type, root_ne, seed)),
-                                     (dst_type, (root_ne[0] + 2, root_ne[1] + 1, root_ne[2], 2), b""))
+    ne = _shape_after(root_ne, how, axes)
+    pad0 = blck_size(GGMLType(dst_type)) * 2  # the destination leaf: bigger in dimensions 0 and 1
+    big = (ne[0] + pad0, ne[1] + 1, ne[2], ne[3])
+    scene, (root, dst_root) = _scene(t, where, (src_type, root_ne, payload(src_type, root_ne, seed)), (dst_type, big, b""))
     src = _shaped(t, root, how, axes)
-    info = t.tensor_info(src)
+    assert t.tensor_info(src).ne == ne
     if op != "cpy":
         _compute(t, rec, scene, [t.op(op, [src], ())])
         return
-    ne = info.ne
     if src_type == dst_type and how != "root" and form != "view":
         form = "same shape"
-    row = type_size(GGMLType(dst_type)) * (root_ne[0] + 2) // blck_size(GGMLType(dst_type))
-    if form == "view":  # a strided [ne] view of the bigger destination leaf
-        dst = t.view(dst_root, ne, (row, row * (root_ne[1] + 1), row * (root_ne[1] + 1) * root_ne[2]), 0)
+    row = type_size(GGMLType(dst_type)) * big[0] // blck_size(GGMLType(dst_type))
+    if form == "view":  # a strided [ne] view of the bigger destination leaf (its elements distinct)
+        dst = t.view(dst_root, ne, (row, row * big[1], row * big[1] * big[2]), 0)
     elif form == "flat":
         dst = t.view(dst_root, (_n(ne),), (), 0)
     else:
@@ -661,10 +682,15 @@ def same_type_copy_rows(t: Target, rec: Recorder, case: tuple[int, Shape, Shape]
        flat=st.booleans(), where=placements, seed=seeds)
 def quantized_copies_copy_blocks(t: Target, rec: Recorder, type_: int, blocks: int, rows: int, op: str, flat: bool,
                                  where: Placement, seed: int) -> None:
-    """A quantized same-type DUP, CONT or CPY (rc.8 copies 32 times the bytes: erratum)."""
+    """A quantized same-type DUP, CONT or CPY (rc.8 copies 32 times the bytes: erratum). A
+    guard tensor after the destination, big enough to take rc.8's overflow inside the buffer,
+    is recorded too."""
     ne = (32 * blocks, rows)
-    scene, (a, b) = _scene(t, where, (type_, ne, payload(type_, ne, seed)), (type_, (_n(ne),) if flat else ne, b""))
+    size = type_size(GGMLType(type_)) * blocks * rows
+    scene, (a, b, guard) = _scene(t, where, (type_, ne, payload(type_, ne, seed)), (type_, (_n(ne),) if flat else ne, b""),
+                                  (I8, (32 * size + 256,), b"\x77"))
     _compute(t, rec, scene, [t.op("cpy", [a, b], ()) if op == "cpy" else t.op(op, [a], ())])
+    rec("the guard after the destination", t.tensor_get(guard, 0, t.nbytes(guard)))
 
 
 # --- CORE-54 to CORE-60: ADD, MUL, SCALE -------------------------------------------------------------------------
@@ -777,7 +803,8 @@ def mul_mat_computes(t: Target, rec: Recorder, case: tuple[int, int, Shape, Shap
     wt, bt, a_ne, b_ne, a_perm, b_perm = case
     a_root = (a_ne[0], a_ne[1], a_ne[3], a_ne[2]) if a_perm else a_ne
     b_root = (b_ne[0], b_ne[2], b_ne[1], b_ne[3]) if b_perm else b_ne
-    scene, (a0, b0) = _scene(t, where, (wt, a_root, payload(wt, a_root, seed, spread)), (bt, b_root, payload(bt, b_root, seed + 1, spread)))
+    scene, (a0, b0) = _scene(t, where, (wt, a_root, payload(wt, a_root, seed, spread)),
+                             (bt, b_root, payload(bt, b_root, seed + 1, spread)))
     a = t.op("permute", [a0], (0.0, 1.0, 3.0, 2.0)) if a_perm else a0
     b = t.op("permute", [b0], (0.0, 2.0, 1.0, 3.0)) if b_perm else b0
     _compute(t, rec, scene, [t.op("mul_mat", [a, b], ())])
@@ -787,7 +814,8 @@ def mul_mat_computes(t: Target, rec: Recorder, case: tuple[int, int, Shape, Shap
 def mul_mat_needs_adjacent_weights(t: Target, rec: Recorder, p: int, q: int, r: int, n: int, where: Placement, seed: int) -> None:
     """a = a [p, q, r] root permuted (2, 0, 1, 3): extents [q, r, p], `nb[0]` = p·4 ≤ `nb[1]`:
     not transposed (CORE-24 passes), but its elements are not adjacent."""
-    scene, (root, b) = _scene(t, where, (F32, (p, q, r), payload(F32, (p, q, r), seed)), (F32, (q, n, p), payload(F32, (q, n, p), seed)))
+    scene, (root, b) = _scene(t, where, (F32, (p, q, r), payload(F32, (p, q, r), seed)),
+                              (F32, (q, n, p), payload(F32, (q, n, p), seed)))
     a = t.op("permute", [root], (2.0, 0.0, 1.0, 3.0))
     scene.run([t.op("mul_mat", [a, b], ())])
 
@@ -801,7 +829,8 @@ def mul_mat_needs_adjacent_inputs(t: Target, rec: Recorder, k: int, m: int, n: i
 
 @check("CORE-64", pair=st.sampled_from([(F32, F16), (Q4_0, F16), (Q8_0, F16), (F16, Q8_0), (F32, Q8_0)]), m=small, n=small,
        where=placements, seed=seeds)
-def mul_mat_converts_only_f32(t: Target, rec: Recorder, pair: tuple[int, int], m: int, n: int, where: Placement, seed: int) -> None:
+def mul_mat_converts_only_f32(t: Target, rec: Recorder, pair: tuple[int, int], m: int, n: int, where: Placement,
+                              seed: int) -> None:
     wt, bt = pair
     scene, (a, b) = _scene(t, where, (wt, (32, m), payload(wt, (32, m), seed)), (bt, (32, n), payload(bt, (32, n), seed)))
     scene.run([t.op("mul_mat", [a, b], ())])
@@ -811,14 +840,16 @@ def mul_mat_converts_only_f32(t: Target, rec: Recorder, pair: tuple[int, int], m
 
 
 @check("CORE-65", shapes=_get_rows_shapes(), padded=st.booleans(), where=placements, seed=seeds)
-def get_rows_computes(t: Target, rec: Recorder, shapes: tuple[int, Shape, Shape], padded: bool, where: Placement, seed: int) -> None:
+def get_rows_computes(t: Target, rec: Recorder, shapes: tuple[int, Shape, Shape], padded: bool, where: Placement,
+                      seed: int) -> None:
     """Rows of F32, I32, F16, Q4_0, Q8_0 tables (possibly every other row of a bigger one) by
     in-range I32 indices; table (i1, i2) for index row (i1, i2) (dimension 3 of the table is
     only reached by indices' dimension 2)."""
     tt, a_ne, b_ne = shapes
     b_ne = (b_ne[0], b_ne[1], min(b_ne[2], a_ne[3]))
     root = (a_ne[0], a_ne[1] * (2 if padded else 1), a_ne[2], a_ne[3])
-    scene, (table, idx) = _scene(t, where, (tt, root, payload(tt, root, seed)), (I32, b_ne, payload(I32, b_ne, seed, int_range=a_ne[1])))
+    scene, (table, idx) = _scene(t, where, (tt, root, payload(tt, root, seed)),
+                                 (I32, b_ne, payload(I32, b_ne, seed, int_range=a_ne[1])))
     if padded:
         info = t.tensor_info(table)
         table = t.view(table, a_ne, (2 * info.nb[1], info.nb[2], info.nb[3]), 0)
@@ -837,7 +868,8 @@ def norm_computes(t: Target, rec: Recorder, a: TensorSpec, eps: float, constant:
     _compute(t, rec, scene, [t.op("norm", [x], (eps,))])
 
 
-@check("CORE-67", eps=st.one_of(st.just(0.0), st.just(-0.0), st.floats(-10.0, -(2.0**-100), width=32)), where=placements, seed=seeds)
+@check("CORE-67", eps=st.one_of(st.just(0.0), st.just(-0.0), st.floats(-10.0, -(2.0**-100), width=32)), where=placements,
+       seed=seeds)
 def norm_needs_positive_eps(t: Target, rec: Recorder, eps: float, where: Placement, seed: int) -> None:
     scene, (x,) = _scene(t, where, (F32, (4, 2), payload(F32, (4, 2), seed)))
     scene.run([t.op("norm", [x], (eps,))])
@@ -868,9 +900,11 @@ def soft_max_computes(t: Target, rec: Recorder, shapes: tuple[Shape, Shape | Non
     _compute(t, rec, scene, [t.op("soft_max_ext", [xs[0], mask], (scale,))])
 
 
-@check("CORE-70", "CORE-71", a=tensor_specs(type_=st.just(F32)), op=st.sampled_from(["gelu", "silu"]), how=st.sampled_from(["root", "rows"]),
+@check("CORE-70", "CORE-71", a=tensor_specs(type_=st.just(F32)), op=st.sampled_from(["gelu", "silu"]),
+       how=st.sampled_from(["root", "rows"]),
        where=placements, seed=seeds, spread=st.integers(0, 8))
-def activations_compute(t: Target, rec: Recorder, a: TensorSpec, op: str, how: str, where: Placement, seed: int, spread: int) -> None:
+def activations_compute(t: Target, rec: Recorder, a: TensorSpec, op: str, how: str, where: Placement, seed: int,
+                        spread: int) -> None:
     """GELU / SILU of values up to ±2^spread, of a tensor or of every other row of one."""
     scene, (x,) = _scene(t, where, (F32, a.ne, payload(F32, a.ne, seed, spread)))
     _compute(t, rec, scene, [t.op(op, [_shaped(t, x, how)], ())])
@@ -878,7 +912,8 @@ def activations_compute(t: Target, rec: Recorder, a: TensorSpec, op: str, how: s
 
 @check("CORE-72", ne=st.tuples(st.integers(2, 5), st.integers(2, 4)), op=st.sampled_from(["gelu", "silu"]),
        how=st.sampled_from(["transpose", "permute"]), where=placements, seed=seeds)
-def activations_need_padded_rows(t: Target, rec: Recorder, ne: tuple[int, int], op: str, how: str, where: Placement, seed: int) -> None:
+def activations_need_padded_rows(t: Target, rec: Recorder, ne: tuple[int, int], op: str, how: str, where: Placement,
+                                 seed: int) -> None:
     """Transposed (`nb[0]` ≠ 4), or permuted (0, 2, 1, 3) from a 3-d root (dimension 2 not dense)."""
     root_ne = (ne[0], ne[1], 2) if how == "permute" else ne
     scene, (root,) = _scene(t, where, (F32, root_ne, payload(F32, root_ne, seed)))

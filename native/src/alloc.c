@@ -113,7 +113,10 @@ void ggspec_tallocr_alloc(ggspec_tallocr_t alloc, struct ggspec_tensor * tensor)
     char * addr = block->addr;
     block->addr += size;
     block->size -= size;
-    if (block->size == 0) {
+    /* an interior range used up goes; the last one (it runs to the buffer's end) stays, empty:
+       rc.8 drops it too, and then takes a range freed later for the buffer's end, so a buffer
+       of exactly the measured size can run out (erratum ALLOC-7) */
+    if (block->size == 0 && best != alloc->n_free_blocks - 1) {
         remove_block(alloc, best);
     }
 

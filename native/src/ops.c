@@ -690,7 +690,7 @@ static void compute_dup(struct ggspec_tensor * dst, int ith, int nth, void * wda
     }
 
     if (is_float_type(src->type) && ggspec_is_quantized(dst->type) && ggspec_internal_has_from_float(dst->type)) {
-        GGSPEC_ASSERT(ggspec_is_contiguous(dst) && src->nb[0] == ggspec_type_size(src->type), "false"); /* CORE-49 */
+        GGSPEC_ASSERT(ggspec_is_contiguous(dst), "ggml_is_contiguous(dst)");
         GGSPEC_ASSERT(src->ne[0] % ggspec_blck_size(dst->type) == 0, "ne00 % ggml_blck_size(dst->type) == 0");
         const size_t rs = ggspec_row_size(dst->type, src->ne[0]);
         float * tmp = thread_scratch(wdata, wsize, ith, src->ne[0]);
@@ -718,8 +718,7 @@ static void compute_binary(struct ggspec_tensor * dst, int ith, int nth, void * 
 
     GGSPEC_ASSERT(can_repeat(b, a) && ggspec_are_same_shape(a, dst),
                   "ggml_can_repeat(src1, src0) && ggml_are_same_shape(src0, dst)");
-    GGSPEC_ASSERT(is_add || b->type == GGSPEC_TYPE_F32, "only f32 src1 supported for now"); /* CORE-58 */
-    GGSPEC_ASSERT(is_add || a->type == GGSPEC_TYPE_F32, "false");                           /* CORE-49 */
+    GGSPEC_ASSERT(is_add || b->type == GGSPEC_TYPE_F32, "only f32 src1 supported for now");          /* CORE-58 */
     GGSPEC_ASSERT(a->type != GGSPEC_TYPE_F32 || a->nb[0] == sizeof(float), "nb00 == sizeof(float)"); /* CORE-56 */
 
     int64_t r0, r1;
@@ -749,12 +748,8 @@ static void compute_binary(struct ggspec_tensor * dst, int ith, int nth, void * 
                 ggspec_type_name(a->type), ggspec_type_name(b->type));
         GGSPEC_ASSERT(false, "false");
     }
-    if (a->type == GGSPEC_TYPE_F16) { /* rc.8's F16 paths: no broadcasting (CORE-55), adjacent elements (CORE-49) */
-        GGSPEC_ASSERT(ggspec_are_same_shape(a, b) && ggspec_are_same_shape(a, dst),
-                      "ggml_are_same_shape(src0, src1) && ggml_are_same_shape(src0, dst)");
-        GGSPEC_ASSERT(a->nb[0] == sizeof(ggspec_fp16_t), "nb00 == sizeof(ggml_fp16_t)");
-        GGSPEC_ASSERT(b->nb[0] == ggspec_type_size(b->type), "false");
-    }
+    GGSPEC_ASSERT(!is_add || a->type != GGSPEC_TYPE_F16 || (ggspec_are_same_shape(a, b) && ggspec_are_same_shape(a, dst)),
+                  "ggml_are_same_shape(src0, src1) && ggml_are_same_shape(src0, dst)"); /* CORE-55 */
 
     const bool all_f32 = a->type == GGSPEC_TYPE_F32 && b->type == GGSPEC_TYPE_F32 && dst->type == GGSPEC_TYPE_F32 &&
                          a->nb[0] == sizeof(float) && b->nb[0] == sizeof(float) && dst->nb[0] == sizeof(float);
@@ -789,8 +784,8 @@ static void compute_binary(struct ggspec_tensor * dst, int ith, int nth, void * 
 static void compute_scale(struct ggspec_tensor * dst, int ith, int nth) {
     const struct ggspec_tensor * a = dst->src[0];
     GGSPEC_ASSERT(ggspec_are_same_shape(a, dst), "ggml_are_same_shape(src0, dst)");
-    GGSPEC_ASSERT(a->type == GGSPEC_TYPE_F32, "false");                        /* CORE-49 */
-    GGSPEC_ASSERT(ggspec_is_contiguous(a), "ggml_is_contiguous(src0)");      /* CORE-60 */
+    GGSPEC_ASSERT(is_float_type(a->type) && is_float_type(dst->type), "SCALE: only F32 and F16 are implemented");
+    GGSPEC_ASSERT(a->type != GGSPEC_TYPE_F32 || ggspec_is_contiguous(a), "ggml_is_contiguous(src0)"); /* CORE-60 */
 
     float s;
     memcpy(&s, dst->op_params, sizeof(s));
@@ -828,8 +823,8 @@ static void compute_unary(struct ggspec_tensor * dst, int ith, int nth) {
     const struct ggspec_tensor * a = dst->src[0];
     const enum ggspec_unary_op op = ggspec_get_unary_op(dst);
     GGSPEC_ASSERT(ggspec_are_same_shape(a, dst), "ggml_are_same_shape(src0, dst)");
-    GGSPEC_ASSERT(a->type == GGSPEC_TYPE_F32, "false");                                          /* CORE-49 */
-    GGSPEC_ASSERT(is_padded_1d(a), "ggml_is_contiguous_except_dim_1(src0)");                    /* CORE-72 */
+    GGSPEC_ASSERT(is_float_type(a->type) && is_float_type(dst->type), "UNARY: only F32 and F16 are implemented");
+    GGSPEC_ASSERT(a->type != GGSPEC_TYPE_F32 || is_padded_1d(a), "ggml_is_contiguous_except_dim_1(src0)"); /* CORE-72 */
     GGSPEC_ASSERT((unsigned)op < GGSPEC_UNARY_OP_COUNT, "unknown unary op");
     ensure_tables();
 
@@ -848,8 +843,8 @@ static void compute_unary(struct ggspec_tensor * dst, int ith, int nth) {
 static void compute_norm(struct ggspec_tensor * dst, int ith, int nth) {
     const struct ggspec_tensor * a = dst->src[0];
     GGSPEC_ASSERT(ggspec_are_same_shape(a, dst), "ggml_are_same_shape(src0, dst)");
-    GGSPEC_ASSERT(a->type == GGSPEC_TYPE_F32, "false");                     /* CORE-49 */
-    GGSPEC_ASSERT(a->nb[0] == sizeof(float), "src0->nb[0] == sizeof(float)"); /* CORE-68 */
+    GGSPEC_ASSERT(is_float_type(a->type) && is_float_type(dst->type), "NORM: only F32 and F16 are implemented");
+    GGSPEC_ASSERT(a->type != GGSPEC_TYPE_F32 || a->nb[0] == sizeof(float), "src0->nb[0] == sizeof(float)"); /* CORE-68 */
 
     float eps;
     memcpy(&eps, dst->op_params, sizeof(eps));
@@ -892,7 +887,7 @@ static void compute_soft_max(struct ggspec_tensor * dst, int ith, int nth, void 
     const struct ggspec_tensor * a    = dst->src[0];
     const struct ggspec_tensor * mask = dst->src[1];
     GGSPEC_ASSERT(ggspec_are_same_shape(a, dst), "ggml_are_same_shape(src0, dst)");
-    GGSPEC_ASSERT(a->type == GGSPEC_TYPE_F32, "false"); /* CORE-49 */
+    GGSPEC_ASSERT(is_float_type(a->type) && is_float_type(dst->type), "SOFT_MAX: only F32 and F16 are implemented");
     GGSPEC_ASSERT(mask == NULL || is_float_type(mask->type), "SOFT_MAX: the mask must be F32 or F16");
     ensure_tables();
 
@@ -950,7 +945,7 @@ static void compute_get_rows(struct ggspec_tensor * dst, int ith, int nth) {
     const bool plain = a->type == GGSPEC_TYPE_F32 || a->type == GGSPEC_TYPE_I32;
     if (!plain) {
         GGSPEC_ASSERT(a->type == GGSPEC_TYPE_F16 || ggspec_internal_has_to_float(a->type),
-                      "false"); /* CORE-49 */
+                      "GET_ROWS: no conversion from this type");
         GGSPEC_ASSERT(a->nb[0] == ggspec_type_size(a->type), "nb00 == ggml_type_size(type)");
     }
 

@@ -294,7 +294,7 @@ def test_copies_convert_in_logical_order() -> None:
 
 
 def test_unsupported_compute_paths_abort() -> None:
-    ctx = host_ctx(world())
+    ctx = host_ctx(world(Profile.RC8))  # CORE-49's gaps abort under rc8 (fixed: see below)
     a = tensor(ctx, F32, np.ones(8), [4, 2])
     h = tensor(ctx, F16, f16_bits(np.ones(8)), [4, 2])
     with violates("CORE-58"):
@@ -314,6 +314,21 @@ def test_unsupported_compute_paths_abort() -> None:
         run(ops.mul_mat(ctx, tensor(ctx, Q4_0, None, [32, 1]), tensor(ctx, F16, None, [32, 1])))
     with violates("CORE-67"):
         run(ops.norm(ctx, a, 0.0))
+
+
+def test_cpu_gaps_are_left_to_the_port_under_fixed() -> None:
+    """CORE-49 under profile fixed: a port may compute what rc.8's CPU code leaves out."""
+    ctx = host_ctx(world(Profile.FIXED))
+    h = tensor(ctx, F16, f16_bits(np.ones(8)), [4, 2])
+    for node in (ops.scale(ctx, h, 2.0), ops.cpy(ctx, tensor(ctx, F32, np.ones(8), [4, 2]), tensor(ctx, I32, None, [8]))):
+        with pytest.raises(UndefinedBehaviour, match="CORE-49"):
+            run(node)
+    from reference.graph import set_param
+
+    param = tensor(ctx, F32, np.ones(8), [4, 2])
+    set_param(ctx, param)
+    with violates("CORE-49"):  # the build-time case stays an assert
+        ops.norm(ctx, param, 1e-5)
 
 
 def test_same_type_row_copy_erratum() -> None:
