@@ -1,5 +1,6 @@
 """Adapters: `reference` (the model itself), `native` (our C build through cffi), `rc8` (the
-real whisper.rn 0.4.0-rc.8 code, fetched and built at test time) and `external` (any build,
+real whisper.rn 0.4.0-rc.8 code, fetched and built at test time), `ggml-python-0.0.26` (upstream
+ggml of 2024-01-30 vendored in PyPI's ggml-python 0.0.26, likewise) and `external` (any build,
 given headers, library and prefix; named `external:PREFIX:INCLUDE_DIR:LIBRARY`).
 
 `make_target(name, profile)` is the one place that turns a target name into a Target.
@@ -13,7 +14,7 @@ from reference.clauses import Profile
 
 from ..target import Target
 
-TARGETS = ("reference", "native", "rc8", "external")
+TARGETS = ("reference", "native", "rc8", "ggml-python-0.0.26", "external")
 
 #: factories of the external targets built in this process (forked workers inherit them)
 _EXTERNAL: dict[str, Callable[[], Target]] = {}
@@ -46,6 +47,12 @@ def _external(name: str) -> Callable[[], Target]:
                 return t
 
             _EXTERNAL[name] = rc8_target
+        elif name == "ggml-python-0.0.26":
+            from .ggml_python import PREFIX as GP_PREFIX
+            from .ggml_python import ensure_ggml_python
+
+            include_dir, lib = ensure_ggml_python()
+            _EXTERNAL[name] = build_external(include_dir, lib, GP_PREFIX, name, Profile.FIXED)
         else:
             _, prefix, include_path, lib_path = name.split(":", 3)
             _EXTERNAL[name] = build_external(include_path, lib_path, prefix, name, Profile.FIXED)
@@ -62,7 +69,7 @@ def make_target(name: str, profile: Profile | None = None) -> Target:
         from .native import NativeTarget
 
         return NativeTarget(module=name.partition(":")[2] or None)
-    if name == "rc8" or (name.startswith("external:") and name.count(":") >= 3):
+    if name in ("rc8", "ggml-python-0.0.26") or (name.startswith("external:") and name.count(":") >= 3):
         return _external(name)()
     raise ValueError(f"unknown target {name!r}; known: {', '.join(TARGETS)} (native:DIR:MODULE for a variant build, "
                      "external:PREFIX:INCLUDE_DIR:LIBRARY for an external one)")

@@ -36,7 +36,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from reference import sched as S
-from reference.clauses import SpecViolation
+from reference.clauses import Profile, SpecViolation
 from reference.types import GGMLType
 
 from ..approx import Approx, decode
@@ -145,11 +145,16 @@ def _decided_by(setup: SchedSetup, g: SchedGraph, passes: tuple[str, ...]) -> fr
 
 def fits_measured_buffers(setup: SchedSetup, g: SchedGraph) -> bool:
     """Whether, by the spec, a second build of `g` fits the buffers that init_measure sized with
-    a first build. rc.8's measured size does not always suffice (the finding of SCHED-29): a
-    behaviour check draws only graphs that fit, as it draws only calls the reference accepts."""
+    a first build, under both profiles. rc.8's measured size does not always suffice (erratum
+    ALLOC-7, the finding of SCHED-29): a behaviour check draws only graphs that fit, as it draws
+    only calls the reference accepts."""
+    return all(_fits_measured_buffers(setup, g, p) for p in (Profile.RC8, Profile.FIXED))
+
+
+def _fits_measured_buffers(setup: SchedSetup, g: SchedGraph, profile: Profile) -> bool:
     from ..adapters.reference import ReferenceTarget
 
-    t = ReferenceTarget()
+    t = ReferenceTarget(profile)
     backends = make_backends(t, setup)
     s = S.sched_new(t.world, backends, None, g.spec.graph_size)
     first = build(t, g.spec, backends, fill=False, weights_apart=True)
