@@ -9,15 +9,14 @@ numpy, independently of the C code. Aborts are tested in forked children.
 
 from __future__ import annotations
 
-import faulthandler
 import os
 import sys
-import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import pytest
+from forked import assert_aborts, run_forked  # noqa: F401 - shared death-test helpers
 
 from native import load_lib
 
@@ -30,39 +29,6 @@ NP_TYPE = {F32: np.float32, F16: np.float16, I32: np.int32}
 
 
 # --- helpers ------------------------------------------------------------------------------
-
-
-def run_forked(fn: Callable[[], None]) -> tuple[int, str]:
-    """Run `fn` in a forked child; returns (wait status, stderr)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child
-        os.close(r)
-        os.dup2(w, 2)
-        faulthandler.disable()
-        code = 0
-        try:
-            fn()
-        except BaseException:
-            traceback.print_exc()
-            code = 1
-        sys.stderr.flush()
-        os._exit(code)
-    os.close(w)
-    chunks = []
-    while chunk := os.read(r, 65536):
-        chunks.append(chunk)
-    os.close(r)
-    _, status = os.waitpid(pid, 0)
-    return status, b"".join(chunks).decode(errors="replace")
-
-
-def assert_aborts(fn: Callable[[], None], message: str) -> None:
-    status, err = run_forked(fn)
-    assert os.WIFSIGNALED(status), f"expected an abort, got status {status}\n{err}"
-    assert "GGML_ASSERT: " in err and message in err, err
 
 
 @pytest.fixture

@@ -15,11 +15,9 @@ GGSPEC_NATIVE_MODULE names: a sanitizer build, or a defect variant of sched.c, w
 
 from __future__ import annotations
 
-import faulthandler
 import os
 import subprocess
 import sys
-import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +25,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from forked import assert_aborts, run_forked  # noqa: F401 - shared death-test helpers
 
 from native import load_lib
 from reference import alloc as ralloc
@@ -552,40 +551,6 @@ def test_graph_of_views_only(nat: NatRun) -> None:
 
 
 # --- asserts, in forked children -------------------------------------------------------------------
-
-
-def run_forked(fn: Callable[[], None]) -> tuple[int, str]:
-    """Run `fn` in a forked child; returns (wait status, stderr)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child
-        os.close(r)
-        os.dup2(w, 2)
-        faulthandler.disable()
-        code = 0
-        try:
-            fn()
-        except BaseException:
-            traceback.print_exc()
-            code = 1
-        sys.stderr.flush()
-        os._exit(code)
-    os.close(w)
-    chunks = []
-    while chunk := os.read(r, 65536):
-        chunks.append(chunk)
-    os.close(r)
-    _, status = os.waitpid(pid, 0)
-    return status, b"".join(chunks).decode(errors="replace")
-
-
-def assert_aborts(fn: Callable[[], None], message: str) -> None:
-    status, err = run_forked(fn)
-    assert os.WIFSIGNALED(status) and os.WTERMSIG(status) == 6, f"expected SIGABRT, got status {status}\n{err}"
-    assert "GGML_ASSERT: " in err and f": {message}\n" in err, err
-    assert "Sanitizer" not in err and "runtime error:" not in err, err
 
 
 def test_sched_1_no_backends() -> None:
