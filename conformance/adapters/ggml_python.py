@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path, PurePosixPath
 
 from .external import TargetUnavailable, cache_dir
-from .rc8 import CFLAGS, LIBS, SOURCES, _locked, _sha256
+from .rc8 import CFLAGS, LIBS, SOURCES, _locked, _sha256, keep_verified
 
 NAME = "ggml-python-0.0.26"
 REQUIREMENT = "ggml-python==0.0.26"
@@ -80,10 +80,7 @@ def _fetch(dest: Path) -> None:
                     raise CannotFetch(f"target {NAME} needs pip to fetch {REQUIREMENT} (not installed); install "
                                       f"pip, or set GGSPEC_GGML_PYTHON_SDIST to a copy of {SDIST}")
                 raise CannotFetch(f"pip download {REQUIREMENT} failed (no network to PyPI?): {_pip_error(proc.stderr)}")
-        digest = _sha256(got)
-        if digest != SHA256:
-            raise TargetUnavailable(f"{SDIST} has sha256 {digest}, expected {SHA256}: refusing to build it")
-        os.replace(got, dest)
+        keep_verified(got, dest, SHA256)
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
 

@@ -76,6 +76,14 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def keep_verified(got: Path, dest: Path, expected: str) -> None:
+    """Move a downloaded file into the cache at `dest`, but only if its sha256 is `expected`."""
+    digest = _sha256(got)
+    if digest != expected:
+        raise TargetUnavailable(f"{got.name} has sha256 {digest}, expected {expected}: refusing to build it")
+    os.replace(got, dest)
+
+
 def _fetch(dest: Path) -> None:
     """Put the verified tarball at `dest`."""
     local = os.environ.get("GGSPEC_RC8_TARBALL")
@@ -102,10 +110,7 @@ def _fetch(dest: Path) -> None:
             if proc.returncode != 0 or not got.is_file():
                 why = _npm_error(proc.stderr)
                 raise CannotFetch(f"npm pack {PACKAGE} failed (no network to the npm registry?): {why}")
-        digest = _sha256(got)
-        if digest != SHA256:
-            raise TargetUnavailable(f"{TARBALL} has sha256 {digest}, expected {SHA256}: refusing to build it")
-        os.replace(got, dest)
+        keep_verified(got, dest, SHA256)
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
 
