@@ -276,12 +276,14 @@ def reset_keeps_max_size(t: Target, rec: Recorder, placement: Placement, specs: 
 
 
 def _graph_allocation(t: Target, placement: Placement, spec: GraphSpec, preplace: frozenset[int],
-                      order_kind: str = "none") -> tuple[Handle, Handle, list[str], list[int], dict[str, Handle], bool]:
+                      order_kind: str = "none", replace_seq: bool = False,
+                      ) -> tuple[Handle, Handle, list[str], list[int], dict[str, Handle], bool]:
     """Build `spec` on the placement's backend (weights in a buffer of their own), place the
     chosen inputs first with tallocr_alloc, then the graph with gallocr_alloc_graph over a
     buffer that holds everything at once. Returns the graph, the buffer, the names placed
     before the run, the parse sequence, the tensors by name and whether gallocr_alloc_graph
-    returned tallocr_max_size (ALLOC-11)."""
+    returned tallocr_max_size (ALLOC-11). With `replace_seq`, a first parse sequence is set and
+    then replaced by the real one (ALLOC-10)."""
     backend = backend_for(t, placement)
     built = build_graph(t, spec, backend)
     buft = t.backend_get_default_buffer_type(backend)
@@ -292,9 +294,12 @@ def _graph_allocation(t: Target, placement: Placement, spec: GraphSpec, preplace
         t.tallocr_alloc(talloc, built.tensors[name])
     galloc = t.gallocr_new()
     order = parse_sequence(len(t.graph_nodes(built.graph)), order_kind)
-    if order:
+    if replace_seq:
+        t.gallocr_set_parse_seq(galloc, [0])
+    if order or replace_seq:
         t.gallocr_set_parse_seq(galloc, order)
     returned = t.gallocr_alloc_graph(galloc, talloc, built.graph) == t.tallocr_max_size(talloc)
+    t.gallocr_free(galloc)  # the placement stays: it lives in the buffer, not in the allocator
     return built.graph, buf, before, order, built.tensors, returned
 
 
@@ -316,24 +321,11 @@ def parse_sequences(t: Target, rec: Recorder, placement: Placement, spec: GraphS
                     preplace: frozenset[int]) -> None:
     """A parse sequence (replacing an earlier one) is the placement order, frees happen at its
     barriers; every tensor gets memory and the invariants hold by segment."""
-    backend = backend_for(t, placement)
-    built = build_graph(t, spec, backend)
-    buft = t.backend_get_default_buffer_type(backend)
-    talloc = t.tallocr_new_from_buft(buft, room_for(t, spec, built, buft))
-    buf = t.tallocr_get_buffer(talloc)
-    before = [n for i, n in enumerate(inputs(spec)) if i in preplace]
-    for name in before:
-        t.tallocr_alloc(talloc, built.tensors[name])
-    galloc = t.gallocr_new()
-    order = parse_sequence(len(t.graph_nodes(built.graph)), seq)
-    if replace_seq:
-        t.gallocr_set_parse_seq(galloc, [0])
-    t.gallocr_set_parse_seq(galloc, order)
-    rec("returns max_size", t.gallocr_alloc_graph(galloc, talloc, built.graph) == t.tallocr_max_size(talloc))
-    rec("all placed", sorted(n for n, x in graph_tensors(t, built.graph).items() if t.tensor_data(x) is None))
-    rec("problems", problems(allocation_record(t, built.graph, buf, before, order), INVARIANTS))
+    g, buf, before, order, _, returned = _graph_allocation(t, placement, spec, preplace, seq, replace_seq)
+    rec("returns max_size", returned)
+    rec("all placed", sorted(n for n, x in graph_tensors(t, g).items() if t.tensor_data(x) is None))
+    rec("problems", problems(allocation_record(t, g, buf, before, order), INVARIANTS))
     t.gallocr_free(None)
-    t.gallocr_free(galloc)
 
 
 @check("ALLOC-11", "ALLOC-12", "ALLOC-16", placement=placements, spec=small_graphs(), preplace=preplaced)
