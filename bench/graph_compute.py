@@ -8,7 +8,7 @@ markdown table, so the ratios come from the same run on the same machine:
 - cases: MUL_MAT of square N x N matrices (N = 64, 128, 256, 512, 1024) with F32 and Q4_0
   weights (b F32, so Q4_0 converts b to Q8_0 first), and ADD, MUL, GELU on 1M F32 elements
   (1024 x 1024);
-- implementations: `native` (our build, native._native as installed: gcc -O2), `rc8 -O2`
+- implementations: `native` (our build, ggspec.native._native as installed: gcc -O2), `rc8 -O2`
   (the rc8 target's library exactly as conformance/adapters/rc8.py builds it), `rc8 -O3
   native` (the same sources built here with `-O3 -march=native`, the bar the issue names), and
   numpy (OpenBLAS matmul; Q4_0 weights dequantized to F32 once, outside the timing; GELU with
@@ -72,8 +72,8 @@ def case_name(op: str, wt: str, n: int) -> str:
 
 def rc8_o3_library() -> tuple[Path, Path]:
     """rc.8's sources (fetched by the rc8 adapter) built with -O3 -march=native, cached."""
-    from conformance.adapters.external import cache_dir
-    from conformance.adapters.rc8 import LIBS, SOURCES, ensure_rc8
+    from ggspec.conformance.adapters.external import cache_dir
+    from ggspec.conformance.adapters.rc8 import LIBS, SOURCES, ensure_rc8
 
     cpp, _ = ensure_rc8()
     lib = cache_dir() / "rc8-O3-native" / "libwsp_ggml_rc8_O3.so"
@@ -87,15 +87,15 @@ def rc8_o3_library() -> tuple[Path, Path]:
 
 
 def make_target(impl: str) -> Any:
-    from conformance.adapters import make_target as make
-    from reference.clauses import Profile
+    from ggspec.conformance.adapters import make_target as make
+    from ggspec.reference.clauses import Profile
 
     if impl == "native":
         return make("native")
     if impl == "rc8 -O2":
         return make("rc8", Profile.RC8)
-    from conformance.adapters.external import build_external
-    from conformance.adapters.rc8 import PREFIX, spellings
+    from ggspec.conformance.adapters.external import build_external
+    from ggspec.conformance.adapters.rc8 import PREFIX, spellings
 
     cpp, lib = rc8_o3_library()
     return build_external(cpp, lib, PREFIX, "rc8-O3", Profile.RC8, spellings)()
@@ -117,8 +117,8 @@ def _timed(run: Any) -> float:
 
 
 def _spec(op: str, wt: str, n: int) -> Any:
-    from conformance.graphspec import GraphSpec, Leaf, Node
-    from reference.types import GGMLType
+    from ggspec.conformance.graphspec import GraphSpec, Leaf, Node
+    from ggspec.reference.types import GGMLType
 
     if op == "mul_mat":
         leafs = (Leaf("w", int(GGMLType[wt]), (n, n), 0, True, 1), Leaf("x", int(GGMLType.F32), (n, n), 0, False, 2))
@@ -130,9 +130,8 @@ def _spec(op: str, wt: str, n: int) -> Any:
 
 def worker_ggml(impl: str, threads: int, quick: bool) -> dict[str, Any]:
     import numpy as np
-
-    from conformance.checks._placement import place_all
-    from conformance.graphspec import build
+    from ggspec.conformance.checks._placement import place_all
+    from ggspec.conformance.graphspec import build
 
     t = make_target(impl)
     cpu = t.cpu_init()
@@ -165,9 +164,8 @@ def _numpy_case(op: str, arrays: dict[str, Any]) -> Any:
 
 def worker_numpy(threads: int, quick: bool) -> dict[str, Any]:
     import numpy as np
-
-    from conformance.graphspec import leaf_bytes
-    from reference.quants import dequantize_q4_0
+    from ggspec.conformance.graphspec import leaf_bytes
+    from ggspec.reference.quants import dequantize_q4_0
 
     out: dict[str, Any] = {}
     for op, wt, n in cases(quick):

@@ -31,12 +31,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from conformance.adapters import make_target  # noqa: E402
-from conformance.graphspec import GraphSpec, Leaf, Node, build  # noqa: E402
-from conformance.target import Target, VDevParams  # noqa: E402
-from reference import sched as S  # noqa: E402
-from reference.clauses import Profile  # noqa: E402
-from reference.types import GGMLType  # noqa: E402
+from ggspec.conformance.adapters import make_target  # noqa: E402
+from ggspec.conformance.graphspec import GraphSpec, Leaf, Node, build  # noqa: E402
+from ggspec.conformance.target import Target, VDevParams  # noqa: E402
+from ggspec.reference import sched as S  # noqa: E402
+from ggspec.reference.clauses import Profile  # noqa: E402
+from ggspec.reference.types import GGMLType  # noqa: E402
 
 F32 = int(GGMLType.F32)
 D = 4

@@ -1,4 +1,4 @@
-"""`python -m conformance` is the `ggspec` command."""
+"""`python -m ggspec.conformance` is the `ggspec` command."""
 
 import sys
 

@@ -25,9 +25,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
-from reference.quants import Q4_0_BLOCK_BYTES, Q8_0_BLOCK_BYTES, QK, fp16_to_fp32, q4_0_values, q8_0_values
-from reference.types import GGMLType, type_size
+from ggspec.reference.quants import Q4_0_BLOCK_BYTES, Q8_0_BLOCK_BYTES, QK, fp16_to_fp32, q4_0_values, q8_0_values
+from ggspec.reference.types import GGMLType, type_size
 
 from .target import TensorInfo
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from reference.clauses import Profile
+from ggspec.reference.clauses import Profile
 
 from . import report
 from .adapters import TARGETS, default_profile, external_target_name, make_target

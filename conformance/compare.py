@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from reference.clauses import Profile, catalogue
+from ggspec.reference.clauses import Profile, catalogue
 
 from .adapters import default_profile
 from .runner import ClauseVerdict, RunConfig, run_all, verdicts

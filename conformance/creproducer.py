@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from reference.clauses import Profile, SpecViolation, UndefinedBehaviour
+from ggspec.reference.clauses import Profile, SpecViolation, UndefinedBehaviour
 
 from . import isolate
 from .adapters import make_target
@@ -545,7 +545,7 @@ def render(events: list[Event], ex: Any, target: CApiTarget, profile: Profile, e
 
 
 def _violation_message(exp: Any) -> str:
-    from reference.clauses import clause
+    from ggspec.reference.clauses import clause
 
     return str(clause(exp.clause_id).message) if exp.clause_id else ""
 

@@ -13,10 +13,10 @@ import runpy
 from dataclasses import dataclass
 from pathlib import Path
 
-from reference import sched as S
-from reference.backend import backend_name
-from reference.tensor import nbytes
-from reference.vdev import VDevParams
+from ggspec.reference import sched as S
+from ggspec.reference.backend import backend_name
+from ggspec.reference.tensor import nbytes
+from ggspec.reference.vdev import VDevParams
 
 from .adapters.reference import ReferenceTarget
 from .fixtures import FIXTURES

@@ -8,7 +8,7 @@ through views, as whisper.cpp's decoder does.
 
 from __future__ import annotations
 
-from reference.types import GGMLType
+from ggspec.reference.types import GGMLType
 
 from .graphspec import GraphSpec, Leaf, Node
 

@@ -37,9 +37,8 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from ggspec.reference.types import GGMLType, blck_size, type_size
 from hypothesis import strategies as st
-
-from reference.types import GGMLType, blck_size, type_size
 
 from .graphspec import GraphSpec, Leaf, Node
 

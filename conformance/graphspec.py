@@ -15,9 +15,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
-
-from reference.quants import quantize_q4_0, quantize_q8_0
-from reference.types import GGMLType, blck_size, type_size
+from ggspec.reference.quants import quantize_q4_0, quantize_q8_0
+from ggspec.reference.types import GGMLType, blck_size, type_size
 
 from .target import Handle, Target
 

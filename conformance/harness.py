@@ -21,9 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ggspec.reference.clauses import Profile, SpecViolation, UndefinedBehaviour, clause
 from hypothesis import strategies as st
-
-from reference.clauses import Profile, SpecViolation, UndefinedBehaviour, clause
 
 from . import isolate
 from .adapters import make_target
@@ -283,9 +282,9 @@ def reproducer(ex: Example, target_name: str, profile: Profile) -> str:
     """A copy-pastable Python snippet that replays this example."""
     return (
         "python - <<'EOF'\n"
-        "from conformance.replay import replay\n"
-        "from conformance.strategies import *  # noqa: F403 - the argument types\n"
-        "from reference.vdev import *  # noqa: F403\n"
+        "from ggspec.conformance.replay import replay\n"
+        "from ggspec.conformance.strategies import *  # noqa: F403 - the argument types\n"
+        "from ggspec.reference.vdev import *  # noqa: F403\n"
         f"replay({ex.check.name!r}, target={target_name!r}, profile={profile.value!r},\n"
         f"       args={ex.args!r})\n"
         "EOF"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reference.clauses import Profile
+from ggspec.reference.clauses import Profile
 
 from .harness import CHECKS, differential
 from .runner import load_checks

@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ggspec.reference.clauses import Profile, catalogue
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
-
-from reference.clauses import Profile, catalogue
 
 from . import checks as checks_pkg
 from . import isolate

@@ -14,7 +14,7 @@ copies, so a failure here is about lifetimes, not layouts.
 
 Another implementation runs it with its own target::
 
-    from conformance.stateful import LifecycleMachine
+    from ggspec.conformance.stateful import LifecycleMachine
 
     class MyLifecycle(LifecycleMachine):
         def make_target(self):
@@ -30,11 +30,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ggspec.reference.clauses import Profile
 from hypothesis import note
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, multiple, precondition, rule
-
-from reference.clauses import Profile
 
 from .adapters import make_target
 from .checks._setup import fill, round_up

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ggspec.reference.types import MODELLED_TYPES, GGMLType, Op, blck_size, type_size
+from ggspec.reference.vdev import ALL_OPS
 from hypothesis import strategies as st
-
-from reference.types import MODELLED_TYPES, GGMLType, Op, blck_size, type_size
-from reference.vdev import ALL_OPS
 
 from .graph_strategies import GRAPH_OPS, graph_specs
 from .graphspec import GraphSpec, Leaf, Node

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from reference.clauses import Profile
-from reference.vdev import VDevParams
+from ggspec.reference.clauses import Profile
+from ggspec.reference.vdev import VDevParams
 
 __all__ = ["GraphCopyResult", "GraphInfo", "Handle", "MissingSymbol", "NeedsPristineProcess", "SchedPlan", "Target", "TensorInfo",
            "VDevParams"]

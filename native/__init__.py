@@ -1,4 +1,4 @@
-"""ggspec's native C implementation of the ggml-backend API, built by cffi (native._native)."""
+"""ggspec's native C implementation of the ggml-backend API, built by cffi (ggspec.native._native)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ __all__ = ["load_lib"]
 def load_lib() -> tuple[Any, Any]:
     """Return ``(ffi, lib)`` of the native module to test.
 
-    By default that is ``native._native``. The environment variable ``GGSPEC_NATIVE_MODULE``
+    By default that is ``ggspec.native._native``. The environment variable ``GGSPEC_NATIVE_MODULE``
     names another build: ``"path/to/dir:module_name"`` imports `module_name` with that
     directory first on ``sys.path`` (e.g. a variant from ``native.build.build_variant``);
     a value without a colon is a module name importable as is.
     """
     spec = os.environ.get("GGSPEC_NATIVE_MODULE", "")
     if not spec:
-        from native._native import ffi, lib
+        from ggspec.native._native import ffi, lib
 
         return ffi, lib
     directory, sep, module_name = spec.rpartition(":")

@@ -1,6 +1,6 @@
 """The loaded native module and the pieces every wrapper module shares.
 
-`ffi` and `lib` come from `native.load_lib()` (native._native, or the build named by
+`ffi` and `lib` come from `native.load_lib()` (ggspec.native._native, or the build named by
 GGSPEC_NATIVE_MODULE). `TensorView` shows a native tensor to the reference model's assert
 checks (reference.tdata.check_*), so the wrapper refuses misuse with the same SpecViolation the
 reference raises, instead of letting the C code abort the process.
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from reference.clauses import UsageError
-from reference.types import GGMLType
+from ggspec.reference.clauses import UsageError
+from ggspec.reference.types import GGMLType
 
 from . import load_lib
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from reference.buffer import BufferUsage
-from reference.clauses import require
+from ggspec.reference.buffer import BufferUsage
+from ggspec.reference.clauses import require
 
 from ._lib import CData, ffi, lib, not_null
 

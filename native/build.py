@@ -1,6 +1,6 @@
 """cffi build script for ggspec's native implementation (out-of-line API mode).
 
-`ffibuilder` is what setuptools builds (``native._native``, see setup.py). `build_variant`
+`ffibuilder` is what setuptools builds (``ggspec.native._native``, see setup.py). `build_variant`
 compiles the same sources under another module name, with extra defines and flags, into a
 directory of its own: the defect variants and sanitizer builds the tests use.
 
@@ -102,7 +102,7 @@ def _builder(
 
 
 def make_ffibuilder(
-    module_name: str = "native._native",
+    module_name: str = "ggspec.native._native",
     defines: Sequence[str] = (),
     extra_cflags: Sequence[str] = (),
     extra_ldflags: Sequence[str] = (),
@@ -128,9 +128,14 @@ def build_variant(
     return path
 
 
-# what setup.py's cffi_modules builds: native._native, paths relative to the project root
-ffibuilder = _builder("native._native", (), (), (), root_relative=True)
+# what setup.py's cffi_modules builds: ggspec.native._native, paths relative to the project root
+ffibuilder = _builder("ggspec.native._native", (), (), (), root_relative=True)
 
 if __name__ == "__main__":
     # an in-place build from any directory: native/_native.*.so next to this file
-    make_ffibuilder().compile(tmpdir=PROJECT_ROOT, verbose=True)
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as work:
+        built = make_ffibuilder().compile(tmpdir=work, verbose=True)
+        shutil.copy2(built, os.path.join(HERE, os.path.basename(built)))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from reference.clauses import require
-from reference.copy import same_layout
+from ggspec.reference.clauses import require
+from ggspec.reference.copy import same_layout
 
 from ._lib import CData, TensorView, lib, not_null
 

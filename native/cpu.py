@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reference.clauses import require
+from ggspec.reference.clauses import require
 
 from ._lib import CData, ffi, lib, not_null
 

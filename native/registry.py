@@ -3,8 +3,8 @@ assert (REG-6..9); registering a 17th backend raises REG-2."""
 
 from __future__ import annotations
 
-from reference.clauses import require
-from reference.registry import MAX_BACKENDS_REG
+from ggspec.reference.clauses import require
+from ggspec.reference.registry import MAX_BACKENDS_REG
 
 from ._lib import CData, ffi, lib
 

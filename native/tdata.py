@@ -3,7 +3,7 @@ the reference's own check functions, before the C code could abort."""
 
 from __future__ import annotations
 
-from reference import tdata as ref
+from ggspec.reference import tdata as ref
 
 from ._lib import CData, TensorView, ffi, lib, not_null
 

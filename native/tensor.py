@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reference.clauses import require
-from reference.tensor import nbytes as ref_nbytes
-from reference.types import MAX_DIMS, GGMLType, row_size
+from ggspec.reference.clauses import require
+from ggspec.reference.tensor import nbytes as ref_nbytes
+from ggspec.reference.types import MAX_DIMS, GGMLType, row_size
 
 from ._lib import CData, TensorView, ffi, lib, not_null
 

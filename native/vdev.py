@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reference.vdev import VDevParams
+from ggspec.reference.vdev import VDevParams
 
 from ._lib import CData, ffi, lib, not_null
 

@@ -43,7 +43,7 @@ class VDevParams:
     ops: frozenset[Op] = ALL_OPS
 
     def __repr__(self) -> str:
-        """Valid Python (with `from reference.vdev import *`), so reproducers can be pasted."""
+        """Valid Python (with `from ggspec.reference.vdev import *`), so reproducers can be pasted."""
         ops = "ALL_OPS" if self.ops == ALL_OPS else "frozenset({" + ", ".join(f"Op.{o.name}" for o in sorted(self.ops)) + "})"
         return (
             f"VDevParams(name={self.name!r}, alignment={self.alignment}, lazy={self.lazy}, "

@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from ggspec.conformance.adapters import make_target
+from ggspec.conformance.adapters.rc8 import CannotFetch
+from ggspec.conformance.approx import Approx, decode, mul_mat_atol
+from ggspec.conformance.checks._graphs import Scene, record_graph, run_spec
+from ggspec.conformance.graphspec import GraphSpec
+from ggspec.conformance.harness import CHECKS, Recorder
+from ggspec.conformance.runner import RunConfig, load_checks, run_check, run_check_here
+from ggspec.conformance.strategies import graph_specs
+from ggspec.conformance.target import TensorInfo
+from ggspec.reference.clauses import Profile, catalogue
+from ggspec.reference.types import GGMLType
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
-
-from conformance.adapters import make_target
-from conformance.adapters.rc8 import CannotFetch
-from conformance.approx import Approx, decode, mul_mat_atol
-from conformance.checks._graphs import Scene, record_graph, run_spec
-from conformance.graphspec import GraphSpec
-from conformance.harness import CHECKS, Recorder
-from conformance.runner import RunConfig, load_checks, run_check, run_check_here
-from conformance.strategies import graph_specs
-from conformance.target import TensorInfo
-from reference.clauses import Profile, catalogue
-from reference.types import GGMLType
 
 load_checks()
 

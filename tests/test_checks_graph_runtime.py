@@ -6,18 +6,17 @@ methods, tested directly. The rc.8 part skips only where rc.8 cannot be fetched.
 from __future__ import annotations
 
 import pytest
-
-from conformance.adapters import make_target
-from conformance.adapters.external import ExternalTarget
-from conformance.adapters.rc8 import CannotFetch
-from conformance.graphspec import GraphSpec, Leaf, Node
-from conformance.harness import CHECKS, run_on_reference, run_on_target
-from conformance.runner import RunConfig, load_checks, run_check, verdicts
-from conformance.strategies import Placement
-from conformance.target import Target
-from reference.clauses import Profile, UndefinedBehaviour
-from reference.types import GGMLType
-from reference.vdev import VDevParams
+from ggspec.conformance.adapters import make_target
+from ggspec.conformance.adapters.external import ExternalTarget
+from ggspec.conformance.adapters.rc8 import CannotFetch
+from ggspec.conformance.graphspec import GraphSpec, Leaf, Node
+from ggspec.conformance.harness import CHECKS, run_on_reference, run_on_target
+from ggspec.conformance.runner import RunConfig, load_checks, run_check, verdicts
+from ggspec.conformance.strategies import Placement
+from ggspec.conformance.target import Target
+from ggspec.reference.clauses import Profile, UndefinedBehaviour
+from ggspec.reference.types import GGMLType
+from ggspec.reference.vdev import VDevParams
 
 load_checks()
 
@@ -29,7 +28,7 @@ TARGETS = [("reference", Profile.FIXED), ("reference", Profile.RC8), ("native", 
 
 
 def test_every_clause_of_the_areas_is_covered() -> None:
-    from reference.clauses import catalogue
+    from ggspec.reference.clauses import catalogue
 
     mine = [c for c in catalogue() if c.startswith(("ALLOC-", "GCOPY-"))]
     mine += [f"BACK-{i}" for i in range(10, 15)] + [f"CPU-{i}" for i in range(15, 20)]

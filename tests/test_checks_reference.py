@@ -9,10 +9,9 @@ the state machine must run its lifecycles without a disagreement between two ref
 from __future__ import annotations
 
 import pytest
-
-from conformance.harness import CHECKS
-from conformance.runner import RunConfig, load_checks, run_check_here
-from reference.clauses import Profile, catalogue
+from ggspec.conformance.harness import CHECKS
+from ggspec.conformance.runner import RunConfig, load_checks, run_check_here
+from ggspec.reference.clauses import Profile, catalogue
 
 load_checks()
 

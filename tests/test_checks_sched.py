@@ -11,12 +11,11 @@ prints its reproducer.
 from __future__ import annotations
 
 import pytest
-
-from conformance.graphspec import GraphSpec, Leaf, Node
-from conformance.harness import CHECKS, run_on_target
-from conformance.runner import RunConfig, load_checks, run_check, run_check_here
-from conformance.target import SchedPlan
-from reference.clauses import Profile, clause
+from ggspec.conformance.graphspec import GraphSpec, Leaf, Node
+from ggspec.conformance.harness import CHECKS, run_on_target
+from ggspec.conformance.runner import RunConfig, load_checks, run_check, run_check_here
+from ggspec.conformance.target import SchedPlan
+from ggspec.reference.clauses import Profile, clause
 
 load_checks()
 
@@ -71,8 +70,8 @@ def test_projections_blank_the_same_parts_on_both_kinds_of_plan() -> None:
 def _available(target: str) -> None:
     """Skip where the rc.8 build cannot be fetched (no npm or network), as tests/test_external.py does."""
     if target == "rc8":
-        from conformance.adapters import make_target
-        from conformance.adapters.rc8 import CannotFetch
+        from ggspec.conformance.adapters import make_target
+        from ggspec.conformance.adapters.rc8 import CannotFetch
 
         try:
             make_target("rc8")
@@ -85,12 +84,12 @@ def test_lazy_device_reads_reused_memory(target: str) -> None:
     """The finding of SCHED-22: a CPU result copied to a lazy device with set_async is read
     only at the next synchronize; by then the allocator has given its memory to a later CPU
     node, and the device computes with that node's values. An eager device gets it right."""
-    from conformance.adapters import make_target
-    from conformance.approx import decode
-    from conformance.checks import sched as C
-    from conformance.checks._graphs import raw
-    from conformance.strategies import SchedCase, SchedGraph, SchedSetup
-    from conformance.target import VDevParams
+    from ggspec.conformance.adapters import make_target
+    from ggspec.conformance.approx import decode
+    from ggspec.conformance.checks import sched as C
+    from ggspec.conformance.checks._graphs import raw
+    from ggspec.conformance.strategies import SchedCase, SchedGraph, SchedSetup
+    from ggspec.conformance.target import VDevParams
 
     _available(target)
     spec = GraphSpec(
@@ -126,9 +125,9 @@ def test_measured_size_can_fall_short(target: str) -> None:
     """The finding of SCHED-29: init_measure on one build of SHORT, graph_compute on a second
     build of the same graph: under rc.8 (profile rc8) the device's buffer, of exactly the measured size, is too small
     (the measuring allocator placed `mul7` after the exhausted range, the real one before it)."""
-    from conformance.checks import sched as C
-    from conformance.strategies import SchedCase, SchedGraph, SchedSetup
-    from conformance.target import VDevParams
+    from ggspec.conformance.checks import sched as C
+    from ggspec.conformance.strategies import SchedCase, SchedGraph, SchedSetup
+    from ggspec.conformance.target import VDevParams
 
     _available(target)
     case = SchedCase(SchedSetup((VDevParams(name="GPU0"),)), SchedGraph(SHORT))

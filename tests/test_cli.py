@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def ggspec(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance", *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    return subprocess.run([sys.executable, "-m", "ggspec.conformance", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
 
 
 def test_check_writes_json_and_junit(tmp_path: Path) -> None:

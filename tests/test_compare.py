@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conformance.compare import Column, parse_target, table, write_html
-from conformance.runner import ClauseVerdict
-from reference.clauses import Profile, catalogue
+from ggspec.conformance.compare import Column, parse_target, table, write_html
+from ggspec.conformance.runner import ClauseVerdict
+from ggspec.reference.clauses import Profile, catalogue
 
 
 def _column(target: str, profile: Profile, failing: set[str]) -> Column:

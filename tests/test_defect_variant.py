@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from native.build import build_variant
+from ggspec.native.build import build_variant
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,7 +25,7 @@ def defect_module(tmp_path_factory: pytest.TempPathFactory) -> str:
 def _check(target: str, tmp_path: Path, *extra: str) -> dict[str, str]:
     report = tmp_path / "report.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "conformance", "check", "--target", target, "--quiet", "--seed", "20261130",
+        [sys.executable, "-m", "ggspec.conformance", "check", "--target", target, "--quiet", "--seed", "20261130",
          "--max-examples", "25", "--json", str(report), *extra],
         cwd=ROOT, capture_output=True, text=True, timeout=1200,
     )

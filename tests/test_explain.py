@@ -10,9 +10,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-
-from conformance.fixtures import FIXTURES
-from conformance.graphspec import GraphSpec, Leaf, Node
+from ggspec.conformance.fixtures import FIXTURES
+from ggspec.conformance.graphspec import GraphSpec, Leaf, Node
 
 ROOT = Path(__file__).resolve().parent.parent
 SVG = "{http://www.w3.org/2000/svg}"
@@ -27,7 +26,7 @@ SMALL = GraphSpec(
 
 
 def explain(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "conformance", "explain", *args], cwd=cwd, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "ggspec.conformance", "explain", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=300)
 
 
@@ -62,7 +61,7 @@ def test_fixtures(fixture: str, backends: int, tmp_path: Path) -> None:
 
 def test_python_file_with_spec(tmp_path: Path) -> None:
     source = tmp_path / "small.py"
-    source.write_text("from conformance.graphspec import GraphSpec, Leaf, Node\n"
+    source.write_text("from ggspec.conformance.graphspec import GraphSpec, Leaf, Node\n"
                       f"SPEC = {SMALL!r}\nN_BACKENDS = 2\n", encoding="utf-8")
     svg = tmp_path / "small.svg"
     proc = explain(str(source), "--svg", str(svg))

@@ -14,18 +14,17 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from conformance.adapters import default_profile, make_target
-from conformance.adapters.capi import CApiTarget
-from conformance.adapters.external import ExternalTarget, TargetUnavailable, make_cdef
-from conformance.adapters.rc8 import CannotFetch
-from conformance.creproducer import write_reproducer
-from conformance.harness import CHECKS, Example, Outcome, run_on_reference
-from conformance.runner import RunConfig, load_checks, run_check, verdicts
-from conformance.strategies import Placement, TensorSpec, ViewSpec
-from conformance.target import NeedsPristineProcess
-from reference.clauses import Profile
-from reference.types import GGMLType
+from ggspec.conformance.adapters import default_profile, make_target
+from ggspec.conformance.adapters.capi import CApiTarget
+from ggspec.conformance.adapters.external import ExternalTarget, TargetUnavailable, make_cdef
+from ggspec.conformance.adapters.rc8 import CannotFetch
+from ggspec.conformance.creproducer import write_reproducer
+from ggspec.conformance.harness import CHECKS, Example, Outcome, run_on_reference
+from ggspec.conformance.runner import RunConfig, load_checks, run_check, verdicts
+from ggspec.conformance.strategies import Placement, TensorSpec, ViewSpec
+from ggspec.conformance.target import NeedsPristineProcess
+from ggspec.reference.clauses import Profile
+from ggspec.reference.types import GGMLType
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -146,7 +145,7 @@ def test_cdef_is_renamed_and_trimmed_to_the_target() -> None:
 
 
 def test_without_npm_rc8_fails_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from conformance.adapters import rc8 as rc8_mod
+    from ggspec.conformance.adapters import rc8 as rc8_mod
 
     monkeypatch.setenv("GGSPEC_CACHE", str(tmp_path))
     monkeypatch.delenv("GGSPEC_RC8_TARBALL", raising=False)
@@ -167,7 +166,7 @@ def test_quiet_gdb_is_first_on_path(rc8: ExternalTarget) -> None:
 def native_as_external(tmp_path_factory: pytest.TempPathFactory) -> str:
     """ggspec's own sources built as a plain shared library, its headers under ggml's file names:
     the generic external path, without the network."""
-    from conformance.adapters import external_target_name
+    from ggspec.conformance.adapters import external_target_name
 
     root = tmp_path_factory.mktemp("native-as-external")
     inc = root / "include"

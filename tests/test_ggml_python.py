@@ -11,12 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from conformance.adapters import TARGETS, default_profile, make_target
-from conformance.adapters.external import ExternalTarget
-from conformance.adapters.ggml_python import NAME, CannotFetch
-from conformance.runner import RunConfig, load_checks, run_check
-from reference.clauses import Profile
+from ggspec.conformance.adapters import TARGETS, default_profile, make_target
+from ggspec.conformance.adapters.external import ExternalTarget
+from ggspec.conformance.adapters.ggml_python import NAME, CannotFetch
+from ggspec.conformance.runner import RunConfig, load_checks, run_check
+from ggspec.reference.clauses import Profile
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 20261130

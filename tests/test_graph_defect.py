@@ -15,15 +15,14 @@ import re
 from collections.abc import Iterator
 
 import pytest
+from ggspec.conformance.graphspec import GraphSpec, Leaf, Node
+from ggspec.conformance.harness import CHECKS
+from ggspec.conformance.runner import RunConfig, load_checks, run_check
+from ggspec.native.build import build_variant
+from ggspec.reference.clauses import Profile
+from ggspec.reference.types import Op
+from ggspec.reference.vdev import ALL_OPS, VDevParams
 from hypothesis import settings
-
-from conformance.graphspec import GraphSpec, Leaf, Node
-from conformance.harness import CHECKS
-from conformance.runner import RunConfig, load_checks, run_check
-from native.build import build_variant
-from reference.clauses import Profile
-from reference.types import Op
-from reference.vdev import ALL_OPS, VDevParams
 
 load_checks()
 

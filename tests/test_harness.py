@@ -8,12 +8,11 @@ import signal
 from typing import Any
 
 import pytest
+from ggspec.conformance import isolate
+from ggspec.conformance.harness import CHECKS, Check, Example, Mismatch, Outcome, assert_message_seen, judge
+from ggspec.conformance.runner import RunConfig, run_check
+from ggspec.reference.clauses import Profile
 from hypothesis import strategies as st
-
-from conformance import isolate
-from conformance.harness import CHECKS, Check, Example, Mismatch, Outcome, assert_message_seen, judge
-from conformance.runner import RunConfig, run_check
-from reference.clauses import Profile
 
 
 def _segfault() -> None:

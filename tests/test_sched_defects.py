@@ -18,12 +18,11 @@ import re
 from typing import Any
 
 import pytest
-
-from conformance.harness import CHECKS
-from conformance.runner import CheckResult, RunConfig, load_checks, run_check
-from conformance.strategies import SchedCase
-from native.build import build_variant
-from reference.clauses import Profile
+from ggspec.conformance.harness import CHECKS
+from ggspec.conformance.runner import CheckResult, RunConfig, load_checks, run_check
+from ggspec.conformance.strategies import SchedCase
+from ggspec.native.build import build_variant
+from ggspec.reference.clauses import Profile
 
 load_checks()
 
@@ -44,7 +43,7 @@ def shrunk_case(detail: str) -> SchedCase | None:
     found = re.search(r"args=(\{.*\})\)\nEOF", detail, re.DOTALL)
     assert found is not None, f"no reproducer in:\n{detail}"
     namespace: dict[str, Any] = {}
-    exec("from conformance.strategies import *\nfrom reference.vdev import *", namespace)  # noqa: S102
+    exec("from ggspec.conformance.strategies import *\nfrom reference.vdev import *", namespace)  # noqa: S102
     args = eval(found.group(1), namespace)  # noqa: S307 - our own reproducer text
     cases = [v for v in args.values() if isinstance(v, SchedCase)]
     return cases[0] if cases else None

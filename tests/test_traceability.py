@@ -3,8 +3,8 @@ docs/traceability.md is the current matrix."""
 
 from pathlib import Path
 
-from conformance.trace import covering_checks, enforcing_places, matrix_markdown
-from reference.clauses import catalogue
+from ggspec.conformance.trace import covering_checks, enforcing_places, matrix_markdown
+from ggspec.reference.clauses import catalogue
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,7 +39,7 @@ def test_assert_clauses_are_enforced_by_require() -> None:
 
 def test_traceability_matrix_is_current() -> None:
     committed = (ROOT / "docs" / "traceability.md").read_text(encoding="utf-8")
-    hint = "docs/traceability.md is stale: run `python -m conformance.trace > docs/traceability.md`"
+    hint = "docs/traceability.md is stale: run `python -m ggspec.conformance.trace > docs/traceability.md`"
     assert committed == matrix_markdown(), hint
 
 

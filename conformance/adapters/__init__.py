@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from reference.clauses import Profile
+from ggspec.reference.clauses import Profile
 
 from ..target import Target
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from reference.clauses import Profile
-from reference.types import MAX_DIMS, Op
+from ggspec.reference.clauses import Profile
+from ggspec.reference.types import MAX_DIMS, Op
 
 from ..target import GraphCopyResult, GraphInfo, MissingSymbol, NeedsPristineProcess, SchedPlan, TensorInfo, VDevParams
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reference.clauses import Profile
+from ggspec.reference.clauses import Profile
 
 from .capi import CApiTarget, python_init_fn
 
@@ -193,7 +193,7 @@ def make_cdef(headers_text: str, exported: Callable[[str], bool], prefix: str,
               spellings: Spellings | None = None) -> CdefPlan:
     """Our cdef renamed for `prefix`, without what the target lacks (see the module doc). A
     function the target has only under another of its `spellings` is declared under that name."""
-    from native.build import read_cdef
+    from ggspec.native.build import read_cdef
 
     def present(name: str) -> bool:
         return re.search(rf"\b{re.escape(name)}\b", headers_text) is not None and exported(name)
@@ -269,8 +269,7 @@ def headers_of(include_dir: Path) -> tuple[str, ...]:
 
 def _digest(include_dir: Path, lib_path: Path, prefix: str, spellings: Spellings | None) -> str:
     import cffi
-
-    from native.build import CDEF_AREAS, CDEF_DIR
+    from ggspec.native.build import CDEF_AREAS, CDEF_DIR
 
     h = hashlib.sha256()
 

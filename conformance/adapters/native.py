@@ -1,4 +1,4 @@
-"""The `native` adapter: the C API adapter over our own build (native._native, prefix ggspec_).
+"""The `native` adapter: the C API adapter over our own build (ggspec.native._native, prefix ggspec_).
 
 `GGSPEC_NATIVE_MODULE` (see native.load_lib) or a target name `native:DIR:MODULE` selects
 another build of native/, such as a sanitizer or defect variant.
@@ -15,7 +15,7 @@ _bound: set[int] = set()
 
 
 def _load(module: str | None) -> tuple[Any, Any]:
-    from native import load_lib
+    from ggspec.native import load_lib
 
     if module:
         os.environ["GGSPEC_NATIVE_MODULE"] = module

@@ -4,22 +4,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from reference import alloc as A
-from reference import backend as B
-from reference import buffer as BF
-from reference import copy as C
-from reference import cpu, graph, ops, tdata, vdev
-from reference import graph_copy as GC
-from reference import sched as S
-from reference.alloc import Tallocr
-from reference.backend import Backend
-from reference.buffer import Buffer, BufferInterface, BufferType, BufferUsage
-from reference.clauses import Profile
-from reference.graph import CGraph
-from reference.registry import Registry
-from reference.tensor import Context, Tensor, nbytes, resolved_buffer
-from reference.types import GGMLType, Op, traits
-from reference.world import Region, World
+from ggspec.reference import alloc as A
+from ggspec.reference import backend as B
+from ggspec.reference import buffer as BF
+from ggspec.reference import copy as C
+from ggspec.reference import cpu, graph, ops, tdata, vdev
+from ggspec.reference import graph_copy as GC
+from ggspec.reference import sched as S
+from ggspec.reference.alloc import Tallocr
+from ggspec.reference.backend import Backend
+from ggspec.reference.buffer import Buffer, BufferInterface, BufferType, BufferUsage
+from ggspec.reference.clauses import Profile
+from ggspec.reference.graph import CGraph
+from ggspec.reference.registry import Registry
+from ggspec.reference.tensor import Context, Tensor, nbytes, resolved_buffer
+from ggspec.reference.types import GGMLType, Op, traits
+from ggspec.reference.world import Region, World
 
 from ..target import GraphCopyResult, GraphInfo, SchedPlan, TensorInfo, VDevParams
 

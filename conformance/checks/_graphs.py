@@ -25,9 +25,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
-from reference.quants import QK, quantize_q8_0
-from reference.types import GGMLType, Op, type_size
+from ggspec.reference.quants import QK, quantize_q8_0
+from ggspec.reference.types import GGMLType, Op, type_size
 
 from ..approx import Approx, U, decode, dequantized_blocks, mul_mat_atol, norm_atol, soft_max_tolerance, unary_tolerance
 from ..graphspec import Built, GraphSpec, build

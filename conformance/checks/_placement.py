@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable, Sequence
 
-from reference.alloc import AllocationRecord, TensorRecord, check_allocation
+from ggspec.reference.alloc import AllocationRecord, TensorRecord, check_allocation
 
 from ..graphspec import Built, GraphSpec, build, leaf_bytes
 from ..target import Handle, Target

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from reference.types import GGMLType, blck_size, type_size
+from ggspec.reference.types import GGMLType, blck_size, type_size
 
 from ..harness import Recorder
 from ..strategies import BufferSource, CopyRoute, Placement, TensorSpec, ViewSpec

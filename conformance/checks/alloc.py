@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ggspec.reference.graph import hash_size
+from ggspec.reference.types import GGMLType, Op
 from hypothesis import strategies as st
-
-from reference.graph import hash_size
-from reference.types import GGMLType, Op
 
 from ..harness import Recorder, check
 from ..strategies import GraphSpec, Placement, TensorSpec, ViewSpec, placements, small_graphs, tensor_specs, view_specs

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ggspec.reference.types import Op
 from hypothesis import strategies as st
-
-from reference.types import Op
 
 from ..harness import Recorder, check
 from ..strategies import (

@@ -8,9 +8,8 @@ bytes after the copy (after synchronize for the async forms).
 
 from __future__ import annotations
 
+from ggspec.reference.types import GGMLType, type_size
 from hypothesis import strategies as st
-
-from reference.types import GGMLType, type_size
 
 from ..harness import Recorder, check
 from ..strategies import (

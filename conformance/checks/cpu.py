@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from ggspec.reference.types import GGMLType, Op, blck_size
 from hypothesis import strategies as st
-
-from reference.types import GGMLType, Op, blck_size
 
 from ..harness import Recorder, check
 from ..strategies import (

@@ -9,9 +9,8 @@ are placed by hand (one buffer, aligned offsets, `view_init` for views), never b
 
 from __future__ import annotations
 
+from ggspec.reference.types import GGMLType, blck_size
 from hypothesis import strategies as st
-
-from reference.types import GGMLType, blck_size
 
 from ..fixtures import FIXTURES
 from ..graphspec import GraphSpec, build

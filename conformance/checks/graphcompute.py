@@ -12,9 +12,8 @@ at first, a lower bound, never shrinking, reused).
 
 from __future__ import annotations
 
+from ggspec.reference.types import GGMLType, Op, row_size
 from hypothesis import strategies as st
-
-from reference.types import GGMLType, Op, row_size
 
 from ..graphspec import Built
 from ..harness import Recorder, check

@@ -18,10 +18,9 @@ import struct
 from collections.abc import Sequence
 
 import numpy as np
+from ggspec.reference.quants import fp32_to_fp16, quantize_q4_0, quantize_q8_0
+from ggspec.reference.types import GGMLType, blck_size, type_size
 from hypothesis import strategies as st
-
-from reference.quants import fp32_to_fp16, quantize_q4_0, quantize_q8_0
-from reference.types import GGMLType, blck_size, type_size
 
 from ..harness import Recorder, check
 from ..strategies import Placement, TensorSpec, ViewSpec, ascii_names, placements, tensor_specs, view_specs

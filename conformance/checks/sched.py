@@ -33,11 +33,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+from ggspec.reference import sched as S
+from ggspec.reference.clauses import Profile, SpecViolation
+from ggspec.reference.types import GGMLType
 from hypothesis import strategies as st
-
-from reference import sched as S
-from reference.clauses import Profile, SpecViolation
-from reference.types import GGMLType
 
 from ..approx import Approx, decode
 from ..fixtures import FIXTURES

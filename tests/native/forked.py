@@ -6,7 +6,7 @@ import os
 import signal
 from collections.abc import Callable
 
-from conformance.isolate import run_forked as _run_forked
+from ggspec.conformance.isolate import run_forked as _run_forked
 
 
 def run_forked(fn: Callable[[], None]) -> tuple[int, str]:

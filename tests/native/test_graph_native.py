@@ -2,7 +2,7 @@
 quantization, the allocators, graph plans and graph_compute, the virtual device's graph
 compute, graph_copy and compare_graph_backend.
 
-They use the raw cffi binding of the build under test (native._native, or the build
+They use the raw cffi binding of the build under test (ggspec.native._native, or the build
 GGSPEC_NATIVE_MODULE names, e.g. a sanitizer build). Expected values are computed here with
 numpy, independently of the C code. Aborts are tested in forked children.
 """
@@ -17,8 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 from forked import assert_aborts, run_forked  # noqa: F401 - shared death-test helpers
-
-from native import load_lib
+from ggspec.native import load_lib
 
 ffi, lib = load_lib()
 
@@ -950,7 +949,7 @@ def test_vdev_refuses_host_tensors(ctx: Any, cpu: Any) -> None:
 def test_permute_strides_defect_variant(tmp_path: Any) -> None:
     import importlib
 
-    from native.build import build_variant
+    from ggspec.native.build import build_variant
 
     build_variant("_ggspec_defect_permute", str(tmp_path), defines=["GGSPEC_DEFECT_PERMUTE_STRIDES"])
     sys.path.insert(0, str(tmp_path))

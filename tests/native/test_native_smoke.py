@@ -1,4 +1,4 @@
-"""Smoke tests of the native build (native._native, or the build GGSPEC_NATIVE_MODULE names).
+"""Smoke tests of the native build (ggspec.native._native, or the build GGSPEC_NATIVE_MODULE names).
 
 They exercise each area once through the raw cffi binding: the CPU backend, tensor placement
 and data access (including views made after their root was placed: errata 1 and 2 of rc.8,
@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from native import load_lib
+from ggspec.native import load_lib
 
 ffi, lib = load_lib()
 
@@ -571,7 +570,7 @@ def _import_variant(directory: Path, name: str) -> Any:
 
 
 def test_defect_variants_build_and_misbehave(tmp_path: Path) -> None:
-    from native.build import build_variant
+    from ggspec.native.build import build_variant
 
     so = build_variant("_ggspec_defect_bounds", str(tmp_path), defines=["GGSPEC_DEFECT_BOUNDS"])
     assert os.path.exists(so)

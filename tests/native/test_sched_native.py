@@ -8,7 +8,7 @@ the plan (each tensor's backend and the pass that decided it, the splits, their 
 copies and their names), the numbers (also against a plain CPU compute of the same graph) and
 the eval callback's call sequence. Aborts are tested in forked children.
 
-They use the raw cffi binding of the build under test (native._native, or the build
+They use the raw cffi binding of the build under test (ggspec.native._native, or the build
 GGSPEC_NATIVE_MODULE names: a sanitizer build, or a defect variant of sched.c, which
 `test_planted_defects_are_caught` checks these tests notice).
 """
@@ -26,21 +26,20 @@ from typing import Any
 import numpy as np
 import pytest
 from forked import assert_aborts, run_forked  # noqa: F401 - shared death-test helpers
-
-from native import load_lib
-from reference import alloc as ralloc
-from reference import backend as rbackend
-from reference import buffer as rbuffer
-from reference import cpu as rcpu
-from reference import graph as rgraph
-from reference import ops as rops
-from reference import sched as rsched
-from reference import tdata as rtdata
-from reference import vdev as rvdev
-from reference.clauses import Profile
-from reference.tensor import Context, Tensor, nbytes
-from reference.types import GGMLType
-from reference.world import World
+from ggspec.native import load_lib
+from ggspec.reference import alloc as ralloc
+from ggspec.reference import backend as rbackend
+from ggspec.reference import buffer as rbuffer
+from ggspec.reference import cpu as rcpu
+from ggspec.reference import graph as rgraph
+from ggspec.reference import ops as rops
+from ggspec.reference import sched as rsched
+from ggspec.reference import tdata as rtdata
+from ggspec.reference import vdev as rvdev
+from ggspec.reference.clauses import Profile
+from ggspec.reference.tensor import Context, Tensor, nbytes
+from ggspec.reference.types import GGMLType
+from ggspec.reference.world import World
 
 ffi, lib = load_lib()
 
@@ -617,7 +616,7 @@ DEFECTS = {
 @pytest.mark.skipif("GGSPEC_NATIVE_MODULE" in os.environ, reason="runs on the default build only")
 @pytest.mark.parametrize("define", sorted(DEFECTS))
 def test_planted_defects_are_caught(define: str, tmp_path: Path) -> None:
-    from native.build import build_variant
+    from ggspec.native.build import build_variant
 
     module = "ggspec_native_" + define.lower()
     build_variant(module, str(tmp_path), defines=[define])

@@ -4,13 +4,12 @@ typed exceptions (never an abort of the Python process)."""
 from __future__ import annotations
 
 import pytest
+from ggspec.native import backend, buffer, copy, cpu, registry, tdata, tensor, vdev
+from ggspec.reference.clauses import SpecViolation, UsageError
+from ggspec.reference.types import GGMLType
+from ggspec.reference.vdev import VDevParams
 from hypothesis import given
 from hypothesis import strategies as st
-
-from native import backend, buffer, copy, cpu, registry, tdata, tensor, vdev
-from reference.clauses import SpecViolation, UsageError
-from reference.types import GGMLType
-from reference.vdev import VDevParams
 
 
 @pytest.fixture()
@@ -71,9 +70,9 @@ def test_misuse_is_typed(ctx) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_null_base_is_a_spec_violation() -> None:
-    buf = cpu.cpu_buffer_from_ptr(__import__("native._lib", fromlist=["ffi"]).ffi.new("uint8_t[]", 8), 8)
+    buf = cpu.cpu_buffer_from_ptr(__import__("ggspec.native._lib", fromlist=["ffi"]).ffi.new("uint8_t[]", 8), 8)
     assert buffer.buffer_get_base(buf) != 0
-    from native._lib import ffi, lib
+    from ggspec.native._lib import ffi, lib
 
     null_buf = lib.ggspec_backend_cpu_buffer_from_ptr(ffi.NULL, 8)
     with pytest.raises(SpecViolation) as err:

@@ -8,12 +8,11 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-
-from reference.clauses import Profile
-from reference.ops import HostMemory, load, store
-from reference.tensor import Context, Tensor
-from reference.types import GGMLType
-from reference.world import World
+from ggspec.reference.clauses import Profile
+from ggspec.reference.ops import HostMemory, load, store
+from ggspec.reference.tensor import Context, Tensor
+from ggspec.reference.types import GGMLType
+from ggspec.reference.world import World
 
 
 def world(profile: Profile = Profile.FIXED) -> World:

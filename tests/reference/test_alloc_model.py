@@ -11,21 +11,20 @@ from typing import Any, Protocol
 
 import numpy as np
 import pytest
+from ggspec.reference import alloc as A
+from ggspec.reference import ops
+from ggspec.reference.backend import Backend, backend_get_default_buffer_type, backend_graph_compute
+from ggspec.reference.buffer import BufferType, buffer_get_base, buft_alloc_buffer
+from ggspec.reference.clauses import Profile, SpecViolation, UndefinedBehaviour
+from ggspec.reference.cpu import cpu_buffer_type, cpu_init
+from ggspec.reference.graph import CGraph, build_forward_expand, graph_view, new_graph
+from ggspec.reference.tdata import tensor_get, tensor_set
+from ggspec.reference.tensor import Context, Tensor
+from ggspec.reference.types import GGMLType as T
+from ggspec.reference.vdev import VDevParams, vdev_counters, vdev_init
+from ggspec.reference.world import World
 from hypothesis import given, note
 from hypothesis import strategies as st
-
-from reference import alloc as A
-from reference import ops
-from reference.backend import Backend, backend_get_default_buffer_type, backend_graph_compute
-from reference.buffer import BufferType, buffer_get_base, buft_alloc_buffer
-from reference.clauses import Profile, SpecViolation, UndefinedBehaviour
-from reference.cpu import cpu_buffer_type, cpu_init
-from reference.graph import CGraph, build_forward_expand, graph_view, new_graph
-from reference.tdata import tensor_get, tensor_set
-from reference.tensor import Context, Tensor
-from reference.types import GGMLType as T
-from reference.vdev import VDevParams, vdev_counters, vdev_init
-from reference.world import World
 
 # --- tensor allocators by hand ---------------------------------------------------------------------
 

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from reference import ops
-from reference.alloc import alloc_ctx_tensors
-from reference.backend import (
+from ggspec.reference import ops
+from ggspec.reference.alloc import alloc_ctx_tensors
+from ggspec.reference.backend import (
     Backend,
     backend_graph_compute,
     backend_graph_plan_compute,
@@ -17,16 +16,16 @@ from reference.backend import (
     backend_graph_plan_free,
     backend_synchronize,
 )
-from reference.clauses import Profile, SpecViolation, UndefinedBehaviour
-from reference.cpu import cpu_init, cpu_n_threads, cpu_plan_work_size, cpu_set_n_threads, cpu_work_data, cpu_work_size
-from reference.graph import CGraph, build_forward_expand, graph_clear, graph_view, new_graph
-from reference.graph_copy import compare_graph_backend, graph_copy, graph_copy_free
-from reference.tdata import tensor_get, tensor_set
-from reference.tensor import Context, Tensor
-from reference.types import GGMLType as T
-from reference.types import Op, row_size
-from reference.vdev import VDevParams, vdev_init, vdev_pending
-from reference.world import World
+from ggspec.reference.clauses import Profile, SpecViolation, UndefinedBehaviour
+from ggspec.reference.cpu import cpu_init, cpu_n_threads, cpu_plan_work_size, cpu_set_n_threads, cpu_work_data, cpu_work_size
+from ggspec.reference.graph import CGraph, build_forward_expand, graph_clear, graph_view, new_graph
+from ggspec.reference.graph_copy import compare_graph_backend, graph_copy, graph_copy_free
+from ggspec.reference.tdata import tensor_get, tensor_set
+from ggspec.reference.tensor import Context, Tensor
+from ggspec.reference.types import GGMLType as T
+from ggspec.reference.types import Op, row_size
+from ggspec.reference.vdev import VDevParams, vdev_init, vdev_pending
+from ggspec.reference.world import World
 
 
 def setf(t: Tensor, values: list[float] | np.ndarray) -> None:

@@ -4,11 +4,9 @@ appends in, capacities, graph views and clearing."""
 from __future__ import annotations
 
 import pytest
-from graph_helpers import host_ctx, tensor, world
-
-from reference import ops
-from reference.clauses import SpecViolation, UndefinedBehaviour
-from reference.graph import (
+from ggspec.reference import ops
+from ggspec.reference.clauses import SpecViolation, UndefinedBehaviour
+from ggspec.reference.graph import (
     EvalOrder,
     build_forward_expand,
     graph_clear,
@@ -18,8 +16,9 @@ from reference.graph import (
     new_graph_custom,
     set_param,
 )
-from reference.tensor import Context, Tensor
-from reference.types import GGMLType as T
+from ggspec.reference.tensor import Context, Tensor
+from ggspec.reference.types import GGMLType as T
+from graph_helpers import host_ctx, tensor, world
 
 
 def test_new_graph_sizes() -> None:

@@ -13,20 +13,19 @@ from typing import Any, Protocol
 
 import numpy as np
 import pytest
+from ggspec.reference import alloc as A
+from ggspec.reference import ops, quants
+from ggspec.reference.backend import backend_graph_compute
+from ggspec.reference.clauses import Profile
+from ggspec.reference.cpu import cpu_init
+from ggspec.reference.graph import build_forward_expand, new_graph
+from ggspec.reference.tensor import Context, Tensor, nbytes
+from ggspec.reference.types import GGMLType as T
+from ggspec.reference.world import World
 from hypothesis import given
 from test_alloc_model import Recipe, ReferenceBuilder, recipes
 
-from reference import alloc as A
-from reference import ops, quants
-from reference.backend import backend_graph_compute
-from reference.clauses import Profile
-from reference.cpu import cpu_init
-from reference.graph import build_forward_expand, new_graph
-from reference.tensor import Context, Tensor, nbytes
-from reference.types import GGMLType as T
-from reference.world import World
-
-native = pytest.importorskip("native")
+native = pytest.importorskip("ggspec.native")
 try:
     ffi, lib = native.load_lib()
     lib.ggspec_quantize_row_q4_0_reference  # noqa: B018 - the graph area is there

@@ -13,14 +13,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from ggspec.reference import ops
+from ggspec.reference.clauses import Profile, SpecViolation, UndefinedBehaviour
+from ggspec.reference.ops import HostMemory, compute
+from ggspec.reference.tensor import Tensor
+from ggspec.reference.types import GGMLType as T
+from ggspec.reference.types import Op
 from graph_helpers import f16_bits, get, host_ctx, tensor, world
-
-from reference import ops
-from reference.clauses import Profile, SpecViolation, UndefinedBehaviour
-from reference.ops import HostMemory, compute
-from reference.tensor import Tensor
-from reference.types import GGMLType as T
-from reference.types import Op
 
 F32, F16, I32, Q4_0, Q8_0 = T.F32, T.F16, T.I32, T.Q4_0, T.Q8_0
 
@@ -136,7 +135,7 @@ def test_constructor_asserts() -> None:
 
 
 def test_gradients_follow_operands() -> None:
-    from reference.graph import set_param
+    from ggspec.reference.graph import set_param
 
     ctx = host_ctx(world())
     p = tensor(ctx, F32, None, [4, 3], "p")
@@ -323,7 +322,7 @@ def test_cpu_gaps_are_left_to_the_port_under_fixed() -> None:
     for node in (ops.scale(ctx, h, 2.0), ops.cpy(ctx, tensor(ctx, F32, np.ones(8), [4, 2]), tensor(ctx, I32, None, [8]))):
         with pytest.raises(UndefinedBehaviour, match="CORE-49"):
             run(node)
-    from reference.graph import set_param
+    from ggspec.reference.graph import set_param
 
     param = tensor(ctx, F32, np.ones(8), [4, 2])
     set_param(ctx, param)

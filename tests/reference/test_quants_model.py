@@ -5,13 +5,12 @@ reference functions from the obvious alternatives."""
 from __future__ import annotations
 
 import numpy as np
+from ggspec.reference import ops, quants
+from ggspec.reference.ops import HostMemory, compute
+from ggspec.reference.types import GGMLType as T
 from graph_helpers import get, host_ctx, tensor, world
 from hypothesis import given
 from hypothesis import strategies as st
-
-from reference import ops, quants
-from reference.ops import HostMemory, compute
-from reference.types import GGMLType as T
 
 
 def block(d16: int, qs: list[int]) -> list[int]:
