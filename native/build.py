@@ -132,10 +132,15 @@ def build_variant(
 ffibuilder = _builder("ggspec.native._native", (), (), (), root_relative=True)
 
 if __name__ == "__main__":
-    # an in-place build from any directory: native/_native.*.so next to this file
+    # `python -m ggspec.native.build`: rebuild native/_native.*.so in place after a C change
+    # (run it as a module: run as a script, native/copy.py would shadow the stdlib's copy)
+    import glob
     import shutil
     import tempfile
 
     with tempfile.TemporaryDirectory() as work:
-        built = make_ffibuilder().compile(tmpdir=work, verbose=True)
+        built = make_ffibuilder().compile(tmpdir=work, verbose=False)
+        for stale in glob.glob(os.path.join(HERE, "_native.*.so")):
+            os.remove(stale)
         shutil.copy2(built, os.path.join(HERE, os.path.basename(built)))
+        print(os.path.join(HERE, os.path.basename(built)))
