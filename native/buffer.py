@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ggspec.reference.buffer import BufferUsage
+from ggspec.reference.buffer import USAGE_MAX
 from ggspec.reference.clauses import require
 
 from ._lib import CData, ffi, lib, not_null
@@ -73,8 +73,13 @@ def buffer_is_host(buf: CData) -> bool:
     return bool(lib.ggspec_backend_buffer_is_host(not_null(buf, "buffer", "BUF-10")))
 
 
-def buffer_set_usage(buf: CData, usage: BufferUsage) -> None:
-    lib.ggspec_backend_buffer_set_usage(not_null(buf, "buffer", "BUF-11"), int(BufferUsage(usage)))
+def buffer_set_usage(buf: CData, usage: int) -> None:
+    """BUF-11: any value of the enum's C type is stored (rc.8 does not check it)."""
+    if isinstance(usage, bool) or not isinstance(usage, int):
+        raise TypeError(f"usage is an enum ggml_backend_buffer_usage (an int), got {type(usage).__name__}")
+    if not 0 <= usage <= USAGE_MAX:
+        raise ValueError(f"usage is an enum ggml_backend_buffer_usage (unsigned int), got {usage}")
+    lib.ggspec_backend_buffer_set_usage(not_null(buf, "buffer", "BUF-11"), usage)
 
 
 def buffer_get_type(buf: CData) -> CData:

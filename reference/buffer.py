@@ -21,10 +21,15 @@ if TYPE_CHECKING:
 
 
 class BufferUsage(enum.IntEnum):
-    """`enum ggml_backend_buffer_usage`."""
+    """`enum ggml_backend_buffer_usage`: the two named values. The field itself holds any value
+    of the enum's C type (BUF-11): rc.8 stores what it is given."""
 
     ANY = 0
     WEIGHTS = 1
+
+
+#: the range of the enum's C type (unsigned int: both named values are non-negative)
+USAGE_MAX = 2**32 - 1
 
 
 @dataclass
@@ -77,7 +82,7 @@ class Buffer:
     buft: BufferType
     context: object
     size: int
-    usage: BufferUsage = BufferUsage.ANY
+    usage: int = BufferUsage.ANY
     freed: bool = field(default=False, repr=False)
 
     def __repr__(self) -> str:
@@ -213,9 +218,13 @@ def buffer_is_host(buffer: Buffer) -> bool:
 
 
 @implements("BUF-11")
-def buffer_set_usage(buffer: Buffer, usage: BufferUsage) -> None:
-    """BUF-11: store the usage; nothing else changes."""
-    _live(buffer).usage = BufferUsage(usage)
+def buffer_set_usage(buffer: Buffer, usage: int) -> None:
+    """BUF-11: store the usage, named or not (rc.8 does not check it); nothing else changes."""
+    if isinstance(usage, bool) or not isinstance(usage, int):
+        raise TypeError(f"usage is an enum ggml_backend_buffer_usage (an int), got {type(usage).__name__}")
+    if not 0 <= usage <= USAGE_MAX:
+        raise ValueError(f"usage is an enum ggml_backend_buffer_usage (unsigned int), got {usage}")
+    _live(buffer).usage = int(usage)
 
 
 @implements("BUF-12")

@@ -13,7 +13,7 @@ from ggspec.reference import graph_copy as GC
 from ggspec.reference import sched as S
 from ggspec.reference.alloc import Tallocr
 from ggspec.reference.backend import Backend
-from ggspec.reference.buffer import Buffer, BufferInterface, BufferType, BufferUsage
+from ggspec.reference.buffer import Buffer, BufferInterface, BufferType
 from ggspec.reference.clauses import Profile
 from ggspec.reference.graph import CGraph
 from ggspec.reference.registry import Registry
@@ -150,7 +150,7 @@ class ReferenceTarget:
         return BF.buffer_is_host(buf)
 
     def buffer_set_usage(self, buf: Buffer, usage: int) -> None:
-        BF.buffer_set_usage(buf, BufferUsage(usage))
+        BF.buffer_set_usage(buf, usage)
 
     def buffer_usage(self, buf: Buffer) -> int:
         return int(buf.usage)

@@ -137,7 +137,19 @@ def is_host_from_the_type(t: Target, rec: Recorder, source: BufferSource, size: 
     rec("is_host is the type's", t.buffer_is_host(made.buf) == t.buft_is_host(t.buffer_get_type(made.buf)))
 
 
-@check("BUF-11", source=buffer_sources, size=sizes, usages=st.lists(st.sampled_from([0, 1]), min_size=1, max_size=5),
+_usages = st.one_of(st.sampled_from([0, 1, 7]), st.integers(0, 2**32 - 1))
+
+
+@check("BUF-11", usage=st.just(7))
+def set_usage_stores_an_unnamed_value(t: Target, rec: Recorder, usage: int) -> None:
+    """set_usage(7) stores 7: the field takes any value of the enum's C type (deterministic)."""
+    buf = t.buft_alloc_buffer(t.cpu_buffer_type(), 64)
+    t.buffer_set_usage(buf, usage)
+    rec("usage", t.buffer_usage(buf))
+    t.buffer_free(buf)
+
+
+@check("BUF-11", source=buffer_sources, size=sizes, usages=st.lists(_usages, min_size=1, max_size=5),
        seed=st.integers(0, 2**32))
 def set_usage_stores_the_usage(t: Target, rec: Recorder, source: BufferSource, size: int, usages: list[int],
                                seed: int) -> None:
