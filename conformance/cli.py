@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 from ggspec.reference.clauses import Profile
@@ -11,7 +14,60 @@ from ggspec.reference.clauses import Profile
 from . import report
 from .adapters import TARGETS, default_profile, external_target_name, make_target
 from .adapters.external import TargetUnavailable
-from .runner import PROFILES, CheckResult, RunConfig, print_progress, run_all, verdicts
+from .runner import PROFILES, CheckResult, RunConfig, load_checks, print_progress, run_all, verdicts
+
+EXIT_CODES = """exit codes:
+  0  no clause failed or crashed (unsupported, xfail and uncovered clauses do not fail a run)
+  1  a clause failed or crashed; with --strict also an xpass (a known failure that passed) or an
+     uncovered clause
+  2  a usage error, reported in one line before any check runs: a bad option value, a selection
+     that matches nothing, a malformed known-failures file, a report path that cannot be written,
+     a target that cannot be fetched, built or loaded (wrong --prefix, unwritable GGSPEC_CACHE)
+"""
+
+#: the most backends a scheduler takes (SCHED-2): the range of `explain --backends`
+MAX_BACKENDS = 16
+
+
+class UsageError(ValueError):
+    """A mistake in the command line or its files: one line, exit code 2."""
+
+
+def _writable(option: str, value: str | None) -> None:
+    """A report path must be writable before the run starts, not after it."""
+    if not value:
+        return
+    path = Path(value)
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise UsageError(f"{option} {value}: is a directory, not a file")
+    if not parent.is_dir():
+        raise UsageError(f"{option} {value}: the folder {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise UsageError(f"{option} {value}: not writable")
+
+
+def _cache_writable(target: str) -> None:
+    """Targets built at test time (rc8, ggml-python, external) need a writable GGSPEC_CACHE."""
+    if target in ("reference", "native") or target.startswith("native:"):
+        return
+    from .adapters.external import cache_dir
+
+    where = cache_dir()
+    label = f"GGSPEC_CACHE={os.environ['GGSPEC_CACHE']}" if os.environ.get("GGSPEC_CACHE") else f"the cache {where}"
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{label} cannot be created: {exc.strerror or exc}") from None
+    if not where.is_dir() or not os.access(where, os.W_OK | os.X_OK):
+        raise UsageError(f"{label} is not a writable folder (the target {target} is built there)")
+
+
+def _counts(args: argparse.Namespace) -> None:
+    if getattr(args, "max_examples", None) is not None and args.max_examples < 1:
+        raise UsageError(f"--max-examples must be at least 1, got {args.max_examples}")
+    if getattr(args, "seed", None) is not None and args.seed < 0:
+        raise UsageError(f"--seed must be a non-negative integer, got {args.seed}")
 
 
 def _target_name(args: argparse.Namespace) -> str:
@@ -27,7 +83,18 @@ def _target_name(args: argparse.Namespace) -> str:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from . import known as known_mod
+    from .select import select
+
     args.target = _target_name(args)
+    _counts(args)
+    for option in ("json", "junit", "html"):
+        _writable(f"--{option}", getattr(args, option, None))
+    checks = load_checks()
+    names = select(checks, args.select, args.deselect) if (args.select or args.deselect) else None
+    known_path = Path(args.known) if args.known else None if args.no_known else known_mod.default_for(args.target)
+    known = known_mod.load(known_path, checks) if known_path is not None else []
+    _cache_writable(args.target)
     profile = Profile(args.profile) if args.profile else default_profile(args.target)
     cfg = RunConfig(args.target, profile, size=args.size, max_examples=args.max_examples, derandomize=args.derandomize)
     cfg.c_reproducers, cfg.repro_dir = not args.no_c_reproducers, args.repro_dir
@@ -38,37 +105,43 @@ def _check(args: argparse.Namespace) -> int:
     if close is not None:
         close()
     print(f"ggspec check: target {cfg.target}, profile {profile.value}, size {cfg.size} "
-          f"({cfg.examples} examples a check), seed {cfg.seed}", file=sys.stderr, flush=True)
-    names = None
-    if args.select:
-        from .runner import load_checks
-
-        names = [n for n in sorted(load_checks()) if any(s in n for s in args.select)]
+          f"({cfg.examples} examples a check), seed {cfg.seed}"
+          + (f", {len(names)} of {len(checks)} checks" if names is not None else "")
+          + (f", known failures from {known_path}" if known_path is not None else ""), file=sys.stderr, flush=True)
+    started, t0 = datetime.now(timezone.utc), time.monotonic()
     results = run_all(cfg, names, progress=None if args.quiet else print_progress)
-    found = verdicts(results)
+    elapsed = time.monotonic() - t0
+    found = known_mod.apply(verdicts(results), known, cfg.target)
     if names is not None:
         found = [v for v in found if v.status != "uncovered"]
-    print(report.table(found, cfg))
+    print(report.table(found, cfg, results, verbose=args.verbose, seconds=elapsed))
     if args.json:
-        report.write_json(Path(args.json), found, results, cfg)
+        report.write_json(Path(args.json), found, results, cfg, started=started, seconds=elapsed)
     if args.junit:
-        report.write_junit(Path(args.junit), found, cfg)
+        report.write_junit(Path(args.junit), found, cfg, results, seconds=elapsed)
     failing = [v for v in found if v.status in ("fail", "crash")]
     uncovered = [v for v in found if v.status == "uncovered"]
+    xpass = [v for v in found if v.status == "xpass"]
+    if xpass:
+        print(f"\n{len(xpass)} known failure(s) passed (xpass{', an error under --strict' if args.strict else ''}): "
+              f"{' '.join(v.id for v in xpass)}", file=sys.stderr)
     if failing:
         print(f"\n{len(failing)} clause(s) failing: {' '.join(v.id for v in failing)}", file=sys.stderr)
         print(f"replay a check with the reproducer in its detail (--json FILE keeps them); seed {cfg.seed}",
               file=sys.stderr)
         for line in _c_reproducer_lines(results):
             print(line, file=sys.stderr)
-    return 1 if failing or (uncovered and args.strict) else 0
+    return 1 if failing or ((uncovered or xpass) and args.strict) else 0
 
 
 def _compare(args: argparse.Namespace) -> int:
     from .compare import parse_target, run_columns, table, write_html
 
+    _counts(args)
+    _writable("--html", args.html)
     for spec in args.targets:  # fail early, with one line, on a target that cannot load
         target, profile = parse_target(spec)
+        _cache_writable(target)
         probe = make_target(target, profile)
         close = getattr(probe, "close", None)
         if close is not None:
@@ -99,26 +172,91 @@ def _c_reproducer_lines(results: list[CheckResult]) -> list[str]:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from .explain import main as explain_main
+    from .explain import explain, load_spec, svg, table
 
-    return explain_main(args.source, args.backends, args.svg)
+    if not 1 <= args.backends <= MAX_BACKENDS:
+        raise UsageError(f"--backends must be between 1 and {MAX_BACKENDS} (a scheduler takes at most "
+                         f"{MAX_BACKENDS} backends, the last one the CPU), got {args.backends}")
+    svg_path = Path(args.svg or f"{Path(args.source).stem}.svg")
+    _writable("--svg", str(svg_path))
+    spec, n = load_spec(args.source, args.backends)
+    if not 1 <= n <= MAX_BACKENDS:
+        raise UsageError(f"{args.source}: N_BACKENDS must be between 1 and {MAX_BACKENDS}, got {n}")
+    try:
+        ex = explain(spec, n)
+    except Exception as exc:  # noqa: BLE001 - a graph the model cannot build is the input's fault: one line
+        raise UsageError(f"{args.source}: cannot build this graph: {type(exc).__name__}: {exc}") from None
+    print(table(ex))
+    svg_path.write_text(svg(ex), encoding="utf-8")
+    print(f"wrote {svg_path}")
+    return 0
+
+
+def _clause(args: argparse.Namespace) -> int:
+    from .listing import clause_text
+
+    try:
+        print(clause_text(args.id))
+    except KeyError:
+        raise UsageError(f"no clause {args.id} in the spec (ggspec list --clauses lists them)") from None
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from .listing import check_lines, clause_lines
+
+    checks = load_checks()
+    both = args.clauses == args.checks
+    out: list[str] = []
+    if args.clauses or both:
+        out += (["clauses (ID, kind, title, [checks]):"] if both else []) + clause_lines(checks)
+    if args.checks or both:
+        out += (["", "checks (name, clauses):"] if both else []) + check_lines(checks)
+    print("\n".join(out))
+    return 0
+
+
+class _Version(argparse.Action):
+    """`--version`, computed only when asked (it may run git)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the tool's version, the API it specifies and the commit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        from .version import version_line
+
+        print(version_line())
+        parser.exit(0)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ggspec", description="Check a ggml-backend build against the rc.8 spec.")
+    parser = argparse.ArgumentParser(prog="ggspec", description="Check a ggml-backend build against the rc.8 spec.",
+                                     epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True)
-    chk = sub.add_parser("check", help="run the conformance suite against one target")
+    chk = sub.add_parser("check", help="run the conformance suite against one target", epilog=EXIT_CODES,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
     chk.add_argument("--target", default="native", help=f"{' | '.join(TARGETS)} (default native)")
     chk.add_argument("--profile", choices=[p.value for p in Profile], help="semantics to expect (default: the target's)")
     chk.add_argument("--size", choices=sorted(PROFILES), default="dev", help="run size: examples per check")
     chk.add_argument("--max-examples", type=int, help="override the examples per check")
     chk.add_argument("--seed", type=int, help="hypothesis seed (printed when not given)")
     chk.add_argument("--derandomize", action="store_true", help="derive examples from the check, not a seed")
-    chk.add_argument("--select", action="append", help="only checks whose name contains this (repeatable)")
+    chk.add_argument("--select", action="append", metavar="PATTERN",
+                     help="only these checks: a clause ID (TDATA-3), an area (SCHED), a check name or a glob "
+                          "(copy.*, CPU-1?); repeatable, see ggspec list")
+    chk.add_argument("--deselect", action="append", metavar="PATTERN", help="leave these checks out (same patterns; repeatable)")
+    chk.add_argument("--known", metavar="FILE",
+                     help="known failures (TOML: [[known]] clause/check/area, reason, targets): failing ones are xfail, "
+                          "passing ones xpass; default: the shipped file of the target, if any "
+                          f"({', '.join(sorted(_known_defaults()))})")
+    chk.add_argument("--no-known", action="store_true", help="ignore the target's shipped known-failures file")
     chk.add_argument("--json", metavar="FILE", help="write the JSON report here")
     chk.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here")
-    chk.add_argument("--strict", action="store_true", help="also fail when a clause is uncovered")
+    chk.add_argument("--strict", action="store_true", help="also fail when a clause is uncovered or a known failure passed")
     chk.add_argument("--quiet", action="store_true", help="no progress lines")
+    chk.add_argument("-v", "--verbose", action="store_true", help="show each failure's whole difference, not its first lines")
     ext = chk.add_argument_group("an external build (--target external)")
     ext.add_argument("--include", metavar="DIR", help="its headers: ggml.h, ggml-alloc.h, ggml-backend.h, ggml-backend-impl.h")
     ext.add_argument("--lib", metavar="FILE", help="its shared library")
@@ -127,9 +265,17 @@ def main(argv: list[str] | None = None) -> int:
                      help="where C reproducers of failing examples go (default $GGSPEC_REPRO_DIR or <tmp>/ggspec-repro)")
     chk.add_argument("--no-c-reproducers", action="store_true", help="do not write C reproducers")
     chk.set_defaults(func=_check)
+    cl = sub.add_parser("clause", help="print a clause of the spec (head and prose)")
+    cl.add_argument("id", metavar="ID", help="a clause ID such as TDATA-3")
+    cl.set_defaults(func=_clause)
+    ls = sub.add_parser("list", help="list the clauses (ID, kind, title, checks) and the checks (name, clauses)")
+    ls.add_argument("--clauses", action="store_true", help="only the clauses")
+    ls.add_argument("--checks", action="store_true", help="only the checks")
+    ls.set_defaults(func=_list)
     exp = sub.add_parser("explain", help="draw what the scheduler decides for a graph (table + SVG)")
     exp.add_argument("source", help="a fixture (encoder, decoder), a .py file defining SPEC, or a .json vector")
-    exp.add_argument("--backends", type=int, default=2, help="number of backends: N-1 virtual devices and the CPU")
+    exp.add_argument("--backends", type=int, default=2,
+                     help=f"number of backends, 1 to {MAX_BACKENDS}: N-1 virtual devices and the CPU")
     exp.add_argument("--svg", metavar="FILE", help="where to write the drawing (default <source>.svg)")
     exp.set_defaults(func=_explain)
     cmp = sub.add_parser("compare", help="several targets side by side: one clause x target table")
@@ -145,8 +291,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except (ValueError, ImportError, TargetUnavailable) as exc:
-        print(f"ggspec: {exc}", file=sys.stderr)
+        print(f"ggspec {args.command}: {str(exc).strip() or type(exc).__name__}", file=sys.stderr)
         return 2
+
+
+def _known_defaults() -> list[str]:
+    from .known import DEFAULTS
+
+    return [f"{t}: conformance/known/{f}" for t, f in DEFAULTS.items()]
 
 
 if __name__ == "__main__":

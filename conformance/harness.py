@@ -100,7 +100,7 @@ class Outcome:
     """How one run of a scenario ended, and what it recorded."""
 
     observations: list[tuple[str, Any]]
-    ending: str  # "ok" | "violation" | "ub" | "abort" | "crash" | "error"
+    ending: str  # "ok" | "violation" | "ub" | "abort" | "crash" | "error" | "unsupported"
     clause_id: str | None = None
     detail: str = ""
     stderr: str = ""
@@ -138,8 +138,8 @@ def _run_in_process(chk: Check, args: dict[str, Any], target_name: str, profile:
         return Outcome(rec.items, "violation", exc.clause_id, str(exc))
     except UndefinedBehaviour as exc:
         return Outcome(rec.items, "ub", exc.clause_id, str(exc))
-    except MissingSymbol as exc:
-        return Outcome(rec.items, "error", detail=str(exc))
+    except MissingSymbol as exc:  # judged as Unsupported: the target lacks what the check needs
+        return Outcome(rec.items, "unsupported", detail=str(exc))
     finally:
         close = getattr(target, "close", None)
         if close is not None:
@@ -205,6 +205,11 @@ class Mismatch(AssertionError):
     profile: Profile | None = None
 
 
+class Unsupported(Exception):
+    """The target lacks a function or hook the check needs (`MissingSymbol`), and agreed with
+    the reference up to there: the check's verdict is `unsupported`, not a failure."""
+
+
 class ErratumDifference(Mismatch):
     """A disagreement that one erratum explains: the reference under the other profile agrees
     with the target, and the reference under one of the two profiles stopped at the erratum
@@ -235,6 +240,10 @@ def judge(ex: Example) -> None:
     """Raise Mismatch when the target's outcome is not what the reference's outcome requires."""
     exp, act = ex.expected, ex.actual
     n = len(exp.observations)
+    if act.ending == "unsupported":
+        if act.observations != exp.observations[:len(act.observations)]:
+            raise Mismatch("before it stopped on a missing symbol: " + _diff(exp.observations, act.observations))
+        raise Unsupported(act.detail)
     if act.ending == "error":
         raise Mismatch(f"the target could not run the scenario: {act.detail}")
     if exp.ending == "ok":

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .runner import CheckResult, ClauseVerdict, RunConfig
 
-STATUSES = ("pass", "fail", "crash", "uncovered")
+STATUSES = ("pass", "fail", "crash", "unsupported", "uncovered", "xfail", "xpass")  # runner.STATUSES
 
 
 def table(verdicts: list[ClauseVerdict], cfg: RunConfig) -> str:

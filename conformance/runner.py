@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from ggspec.reference.clauses import Profile, catalogue
-from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import HealthCheck, Phase, example, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
 
 from . import checks as checks_pkg
 from . import isolate
-from .harness import CHECKS, Check, ErratumDifference, differential, fork_every_example
+from .harness import CHECKS, Check, ErratumDifference, Unsupported, differential, fork_every_example
+from .target import MissingSymbol
 
 #: examples per check for each run-size profile
 PROFILES: dict[str, int] = {"dev": 10, "ci": 40, "thorough": 300}
@@ -39,7 +40,7 @@ def load_checks() -> dict[str, Check]:
 class CheckResult:
     check: str
     clauses: tuple[str, ...]
-    status: str  # "pass" | "fail" | "crash"
+    status: str  # "pass" | "fail" | "crash" | "unsupported" (the target lacks a symbol the check needs)
     examples: int
     detail: str = ""
     seconds: float = 0.0
@@ -87,6 +88,8 @@ def _hypothesis_test(chk: Check, cfg: RunConfig, counter: list[int]) -> Callable
             if exc.clause_id not in _ERRATA_SEEN:
                 _ERRATA_SEEN[exc.clause_id] = ("crash" if exc.crashed else "fail", str(exc) + _c_reproducer(exc, cfg))
 
+    for args in reversed(chk.examples):  # the check's deterministic examples, run under every seed
+        test = example(args=args)(test)
     return seed(cfg.seed)(test)
 
 
@@ -138,6 +141,8 @@ def run_check_here(chk: Check, cfg: RunConfig) -> CheckResult:
     except AssertionError as exc:
         detail = str(exc) + _c_reproducer(exc, cfg)
         return CheckResult(chk.name, chk.clauses, "fail", counter[0], detail, time.monotonic() - start)
+    except (Unsupported, MissingSymbol) as exc:  # the target lacks what this check needs: not a failure
+        return CheckResult(chk.name, chk.clauses, "unsupported", counter[0], str(exc), time.monotonic() - start)
     except Exception as exc:  # noqa: BLE001 - any other error is a failure of this check, reported
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return CheckResult(chk.name, chk.clauses, "fail", counter[0], detail, time.monotonic() - start)
@@ -197,7 +202,9 @@ def run_all(
         res = run_check(chk, cfg)
         results.append(res)
         if progress is not None:
-            progress(f"[{i:3d}/{len(selected)}] {res.status:5s} {chk.name} ({res.examples} examples, {res.seconds:.1f}s)")
+            from .report import progress_line  # never "pass" for a check whose erratum clause fails
+
+            progress(progress_line(i, len(selected), res))
     return results
 
 
@@ -206,14 +213,23 @@ class ClauseVerdict:
     id: str
     title: str
     kind: str
-    status: str  # "pass" | "fail" | "crash" | "uncovered"
+    status: str  # one of STATUSES
     examples: int
     detail: str
     checks: list[str]
 
 
+#: a clause's verdict: pass, fail, crash, unsupported (a check needs what the target lacks),
+#: uncovered (no check), xfail / xpass (a known failure that failed / passed, see known.py)
+STATUSES = ("pass", "fail", "crash", "unsupported", "uncovered", "xfail", "xpass")
+#: the order in which a clause's checks decide its verdict: the first status any of them has
+_PRECEDENCE = ("crash", "fail", "unsupported", "pass")
+
+
 def verdicts(results: list[CheckResult]) -> list[ClauseVerdict]:
-    """Per clause: crash beats fail beats pass; no check at all is 'uncovered'."""
+    """Per clause: crash beats fail beats unsupported beats pass (a clause passes only when every
+    check of it passed); no check at all is 'uncovered'. Known failures are applied afterwards
+    (known.apply)."""
     out = []
     for cid, c in catalogue().items():
         mine = [r for r in results if cid in r.clauses]
@@ -221,13 +237,9 @@ def verdicts(results: list[CheckResult]) -> list[ClauseVerdict]:
         if not mine and not blamed:
             out.append(ClauseVerdict(cid, c.title, c.kind, "uncovered", 0, "no check covers this clause", []))
             continue
-        status = "pass"
-        for r in mine:
-            if r.status == "crash" or (r.status == "fail" and status == "pass"):
-                status = r.status
-        for _, (st_, _) in blamed:
-            if st_ == "crash" or (st_ == "fail" and status == "pass"):
-                status = st_
+        seen = {r.status for r in mine} | {st_ for _, (st_, _) in blamed}
+        other = sorted(seen - set(_PRECEDENCE))  # a status added later (a timeout, say) is never hidden
+        status = other[0] if other and "crash" not in seen else next(s for s in _PRECEDENCE if s in seen or s == "pass")
         detail = "; ".join(f"{r.check}: {r.detail.splitlines()[0] if r.detail else ''}" for r in mine if r.status != "pass")
         detail = "; ".join(x for x in [detail, *(f"{r.check}: {d.splitlines()[0]}" for r, (_, d) in blamed)] if x)
         out.append(ClauseVerdict(cid, c.title, c.kind, status, sum(r.examples for r in mine), detail,

@@ -18,7 +18,7 @@ def ggspec(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_check_writes_json_and_junit(tmp_path: Path) -> None:
     out, xml = tmp_path / "r.json", tmp_path / "r.xml"
-    proc = ggspec("check", "--target", "native", "--select", "tdata.set_", "--max-examples", "5", "--seed", "7",
+    proc = ggspec("check", "--target", "native", "--select", "tdata.set_*", "--max-examples", "5", "--seed", "7",
                   "--json", str(out), "--junit", str(xml))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "seed 7" in proc.stderr and "TDATA-3" in proc.stdout
@@ -27,7 +27,7 @@ def test_check_writes_json_and_junit(tmp_path: Path) -> None:
     assert report["clauses"], "no clause in the report"
     for c in report["clauses"]:
         assert set(c) >= {"id", "status", "examples", "detail"}
-        assert c["status"] in ("pass", "fail", "crash", "uncovered")
+        assert c["status"] in ("pass", "fail", "crash", "unsupported", "uncovered", "xfail", "xpass")
         assert isinstance(c["examples"], int)
     suite = ET.parse(xml).getroot()
     assert suite.tag == "testsuite" and int(suite.get("tests", "0")) == len(report["clauses"])
@@ -35,7 +35,7 @@ def test_check_writes_json_and_junit(tmp_path: Path) -> None:
 
 def test_profile_defaults_to_the_targets_and_can_be_set(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
-    proc = ggspec("check", "--target", "reference", "--profile", "rc8", "--select", "tdata.get_view", "--max-examples", "3",
+    proc = ggspec("check", "--target", "reference", "--profile", "rc8", "--select", "tdata.get_view*", "--max-examples", "3",
                   "--json", str(out), "--quiet")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(out.read_text())["profile"] == "rc8"
@@ -45,3 +45,142 @@ def test_unknown_target_is_one_clear_line() -> None:
     proc = ggspec("check", "--target", "nope")
     assert proc.returncode == 2
     assert "unknown target 'nope'" in proc.stderr
+
+
+# --- version, clause, list ---------------------------------------------------------------------
+
+
+def test_version_names_the_tool_the_api_and_the_commit() -> None:
+    proc = ggspec("--version")
+    assert proc.returncode == 0, proc.stderr
+    line = proc.stdout.strip()
+    assert line.startswith("ggspec 0.") and "whisper.rn 0.4.0-rc.8" in line and "commit" in line
+
+
+def test_clause_prints_head_and_prose() -> None:
+    proc = ggspec("clause", "TDATA-3")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("### TDATA-3: tensor_set stays inside the tensor")
+    assert "- message: tensor write out of bounds" in proc.stdout and "**Why.**" in proc.stdout
+    assert "TDATA-4" not in proc.stdout.split("**Why.**")[0]  # stops at the next clause
+
+
+def test_list_prints_clauses_with_checks_and_checks_with_clauses() -> None:
+    from ggspec.conformance.runner import load_checks
+    from ggspec.reference.clauses import catalogue
+
+    proc = ggspec("list", "--clauses")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert len(lines) == len(catalogue())
+    tdata3 = next(ln for ln in lines if ln.startswith("TDATA-3 "))
+    assert "assert" in tdata3 and "tdata.set_out_of_bounds" in tdata3
+    proc = ggspec("list", "--checks")
+    assert len(proc.stdout.splitlines()) == len(load_checks())
+    assert any(ln.split() == ["tdata.set_out_of_bounds", "TDATA-3"] for ln in proc.stdout.splitlines())
+
+
+# --- selection ---------------------------------------------------------------------------------
+
+
+def test_selection_by_clause_area_name_and_glob_not_substring() -> None:
+    from ggspec.conformance.runner import load_checks
+    from ggspec.conformance.select import SelectionError, matching, select
+
+    checks = load_checks()
+    assert matching("TDATA-3", checks) == {n for n, c in checks.items() if "TDATA-3" in c.clauses} != set()
+    assert matching("SCHED", checks) == {n for n, c in checks.items() if any(x.startswith("SCHED-") for x in c.clauses)}
+    assert matching("tdata.set_out_of_bounds", checks) == {"tdata.set_out_of_bounds"}
+    copies = matching("copy.*", checks)
+    assert copies and all(n.startswith("copy.") for n in copies)
+    assert not any(n.startswith(("gcopy.", "ops.")) for n in copies)
+    assert matching("copy", checks) == set()  # no substrings
+    assert matching("CPU-1?", checks) >= matching("CPU-15", checks)
+    assert select(checks, ["TDATA-*"], ["TDATA-3"]) == sorted(
+        n for n, c in checks.items() if any(x.startswith("TDATA-") for x in c.clauses) and "TDATA-3" not in c.clauses)
+    for sel, desel in ((["copy"], None), (["tdata.set_out_of_bounds"], ["TDATA-3"]), (None, ["nothing*"])):
+        try:
+            select(checks, sel, desel)
+        except SelectionError:
+            continue
+        raise AssertionError(f"--select {sel} --deselect {desel} did not fail")
+
+
+def test_deselect_runs_the_rest() -> None:
+    proc = ggspec("check", "--target", "reference", "--select", "TDATA-3", "--deselect", "tdata.set_offset_wraps",
+                  "--max-examples", "2", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert "1 of " in proc.stderr and "TDATA-3" in proc.stdout
+
+
+# --- statuses and known failures -----------------------------------------------------------------
+
+
+def _verdict(cid: str, status: str, checks: list[str]) -> object:
+    from ggspec.conformance.runner import ClauseVerdict
+
+    return ClauseVerdict(cid, "t", "behaviour", status, 1, "d", checks)
+
+
+def test_known_failures_become_xfail_and_passing_ones_xpass(tmp_path: Path) -> None:
+    from ggspec.conformance import known
+    from ggspec.conformance.runner import load_checks
+
+    f = tmp_path / "k.toml"
+    f.write_text('[[known]]\nclause = "CPU-19"\nreason = "plan copies nodes"\ntargets = ["rc8*"]\n'
+                 '[[known]]\narea = "SCHED"\nreason = "later scheduler"\n'
+                 '[[known]]\ncheck = "tdata.set_out_of_bounds"\nreason = "no assert"\ntargets = ["other"]\n')
+    entries = known.load(f, load_checks())
+    vs = [_verdict("CPU-19", "fail", ["x"]), _verdict("SCHED-1", "pass", ["y"]), _verdict("SCHED-2", "crash", ["y"]),
+          _verdict("TDATA-3", "fail", ["tdata.set_out_of_bounds"])]
+    got = {v.id: v for v in known.apply(vs, entries, "rc8")}  # type: ignore[arg-type]
+    assert got["CPU-19"].status == "xfail" and "plan copies nodes" in got["CPU-19"].detail
+    assert got["SCHED-2"].status == "xfail" and got["SCHED-1"].status == "pass"  # the area still fails somewhere
+    assert got["TDATA-3"].status == "fail"  # that entry is for another target
+    vs = [_verdict("CPU-19", "pass", ["x"]), _verdict("SCHED-1", "pass", ["y"])]
+    got = {v.id: v for v in known.apply(vs, entries, "rc8-debug")}  # type: ignore[arg-type]
+    assert got["CPU-19"].status == "xpass" and got["SCHED-1"].status == "xpass"
+    assert known.apply(vs, entries, "native")[0].status == "pass"  # type: ignore[arg-type]
+
+
+def test_an_xpass_is_reported_and_fails_only_under_strict(tmp_path: Path) -> None:
+    f = tmp_path / "k.toml"
+    f.write_text('[[known]]\nclause = "TDATA-3"\nreason = "pretend it fails"\n')
+    args = ("check", "--target", "reference", "--select", "tdata.set_out_of_bounds", "--max-examples", "2", "--known",
+            str(f))
+    proc = ggspec(*args)
+    assert proc.returncode == 0, proc.stderr
+    assert "XPASS" in proc.stdout and "known failure(s) passed" in proc.stderr
+    assert ggspec(*args, "--strict").returncode == 1
+
+
+def test_a_missing_symbol_is_unsupported_not_a_failure() -> None:
+    import ggspec.conformance.harness as harness
+    from ggspec.conformance.runner import RunConfig, load_checks, run_check_here, verdicts
+    from ggspec.conformance.target import MissingSymbol
+    from ggspec.reference.clauses import Profile
+
+    chk = load_checks()["graphcompute.work_buffer_grows_and_is_reused"]
+
+    class Lacking:  # a target without CPU-17's hook (the reference model, in its place)
+        def __init__(self, real: object) -> None:
+            self.real = real
+
+        def __getattr__(self, name: str) -> object:
+            if name == "cpu_work_size":
+                raise MissingSymbol("lacking", "ggspec_backend_cpu_work_size")
+            return getattr(self.real, name)
+
+    real_make = harness.make_target
+
+    def make(name: str, profile: Profile | None = None) -> object:
+        return real_make(name, profile) if name == "reference" else Lacking(real_make("reference", profile))
+
+    harness.make_target = make  # type: ignore[assignment]
+    try:
+        result = run_check_here(chk, RunConfig("lacking", Profile.FIXED, max_examples=2, c_reproducers=False))
+    finally:
+        harness.make_target = real_make
+    assert result.status == "unsupported" and "lacks ggspec_backend_cpu_work_size" in result.detail, result
+    (v,) = [v for v in verdicts([result]) if v.id == "CPU-17"]
+    assert v.status == "unsupported"
