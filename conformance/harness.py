@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from . import isolate
 from .adapters import make_target
 from .adapters.capi import enter_pristine_worker
+from .difference import describe
 from .target import MissingSymbol, NeedsPristineProcess
 
 Scenario = Callable[..., None]
@@ -242,7 +243,7 @@ def judge(ex: Example) -> None:
     n = len(exp.observations)
     if act.ending == "unsupported":
         if act.observations != exp.observations[:len(act.observations)]:
-            raise Mismatch("before it stopped on a missing symbol: " + _diff(exp.observations, act.observations))
+            raise Mismatch("before it stopped on a missing symbol: " + describe(exp.observations, act.observations, ex.args))
         raise Unsupported(act.detail)
     if act.ending == "error":
         raise Mismatch(f"the target could not run the scenario: {act.detail}")
@@ -250,10 +251,10 @@ def judge(ex: Example) -> None:
         if act.ending != "ok":
             raise Mismatch(f"the reference finished, the target ended with {act.ending}: {act.detail}\n{_tail(act.stderr)}")
         if act.observations != exp.observations:
-            raise Mismatch(_diff(exp.observations, act.observations))
+            raise Mismatch(describe(exp.observations, act.observations, ex.args))
         return
     if act.observations[:n] != exp.observations:
-        raise Mismatch("before the expected " + exp.ending + ": " + _diff(exp.observations, act.observations[:n]))
+        raise Mismatch("before the expected " + exp.ending + ": " + describe(exp.observations, act.observations[:n], ex.args))
     if exp.ending == "ub":
         ex.notes.append(f"undefined behaviour expected ({exp.detail}); target: {act.ending} {act.detail}")
         return
@@ -278,26 +279,13 @@ def _tail(text: str, lines: int = 8) -> str:
     return "stderr:\n  " + "\n  ".join(got) if got else "stderr: (empty)"
 
 
-def _diff(expected: list[tuple[str, Any]], actual: list[tuple[str, Any]]) -> str:
-    for i, (e, a) in enumerate(zip(expected, actual, strict=False)):
-        if e != a:
-            return f"observation {i} differs:\n  reference: {e[0]} = {e[1]!r}\n  target:    {a[0]} = {a[1]!r}"
-    if len(expected) != len(actual):
-        return f"the reference recorded {len(expected)} observations, the target {len(actual)}"
-    return "observations equal"
-
-
 def reproducer(ex: Example, target_name: str, profile: Profile) -> str:
-    """A copy-pastable Python snippet that replays this example."""
-    return (
-        "python - <<'EOF'\n"
-        "from ggspec.conformance.replay import replay\n"
-        "from ggspec.conformance.strategies import *  # noqa: F403 - the argument types\n"
-        "from ggspec.reference.vdev import *  # noqa: F403\n"
-        f"replay({ex.check.name!r}, target={target_name!r}, profile={profile.value!r},\n"
-        f"       args={ex.args!r})\n"
-        "EOF"
-    )
+    """A copy-pastable snippet that replays this example: one line of Python (paste it into
+    `python`), wrapped in a shell here-document."""
+    line = ("from ggspec.conformance.replay import replay; from ggspec.conformance.strategies import *; "
+            "from ggspec.reference.vdev import *; "
+            f"replay({ex.check.name!r}, target={target_name!r}, profile={profile.value!r}, args={ex.args!r})")
+    return f"python - <<'EOF'\n{line}\nEOF"
 
 
 def _check_reaches_its_clauses(chk: Check, expected: Outcome) -> None:

@@ -73,7 +73,7 @@ def test_judge_requires_the_abort_and_its_message() -> None:
 
 def test_judge_compares_observations() -> None:
     judge(_example(Outcome([("n", 1)], "ok"), Outcome([("n", 1)], "ok")))
-    with pytest.raises(Mismatch, match="observation 0 differs"):
+    with pytest.raises(Mismatch, match="observation 0 'n': reference 1 vs target 2"):
         judge(_example(Outcome([("n", 1)], "ok"), Outcome([("n", 2)], "ok")))
 
 
