@@ -44,6 +44,7 @@ from typing import Any
 from ggspec.reference.clauses import Profile
 
 from .capi import CApiTarget, python_init_fn
+from .steps import step
 
 __all__ = ["HEADERS", "ExternalBuild", "ExternalTarget", "TargetUnavailable", "build_external", "cache_dir"]
 
@@ -292,6 +293,23 @@ def _digest(include_dir: Path, lib_path: Path, prefix: str, spellings: Spellings
     return h.hexdigest()
 
 
+def check_prefix(lib_path: Path, prefix: str) -> None:
+    """A wrong `--prefix` is one line naming the prefixes the library does export (those P with
+    a `P backend_cpu_init` symbol). Skipped for a library whose symbols cannot be read (not ELF)."""
+    from .elfsyms import exported_symbols, prefixes_of
+
+    try:
+        names = exported_symbols(lib_path)
+    except OSError as exc:
+        raise TargetUnavailable(f"cannot read {lib_path}: {exc.strerror or exc}") from None
+    if not names or prefix + "backend_cpu_init" in names:
+        return
+    found = prefixes_of(lib_path)
+    has = (f"it exports the prefix{'es' if len(found) > 1 else ''} {', '.join(found)} (try --prefix {found[0]})"
+           if found else "it exports no *backend_cpu_init symbol at all (is it a ggml-backend library?)")
+    raise TargetUnavailable(f"wrong --prefix {prefix!r}: {lib_path} has no {prefix}backend_cpu_init; {has}")
+
+
 def _exported_by(lib_path: Path) -> Callable[[str], bool]:
     try:
         handle = ctypes.CDLL(str(lib_path))
@@ -377,6 +395,7 @@ def build_module(include_dir: Path, lib_path: Path, prefix: str, spellings: Spel
         raise TargetUnavailable(f"{include_dir} lacks {', '.join(missing)}")
     if not lib_path.is_file():
         raise TargetUnavailable(f"no library at {lib_path}")
+    check_prefix(lib_path, prefix)
     digest = _digest(include_dir, lib_path, prefix, spellings)
     module_name = f"_ggspec_ext_{digest[:16]}"
     final = cache_dir() / "build" / digest
@@ -385,7 +404,9 @@ def build_module(include_dir: Path, lib_path: Path, prefix: str, spellings: Spel
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=final.parent))
         try:
             try:
-                _compile(include_dir, lib_path, prefix, spellings, module_name, tmp)
+                with step(f"compiling the cffi adapter module for {lib_path.name} against {include_dir} "
+                          f"into {final} (one time)"):
+                    _compile(include_dir, lib_path, prefix, spellings, module_name, tmp)
             except _CompileFailed as exc:
                 kept = final.parent / f"{digest}.failed.log"
                 shutil.copyfile(tmp / "build.log", kept)

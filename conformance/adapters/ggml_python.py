@@ -28,6 +28,7 @@ from pathlib import Path, PurePosixPath
 
 from .external import TargetUnavailable, cache_dir
 from .rc8 import CFLAGS, LIBS, SOURCES, _locked, _sha256, keep_verified
+from .steps import step
 
 NAME = "ggml-python-0.0.26"
 REQUIREMENT = "ggml-python==0.0.26"
@@ -147,21 +148,24 @@ def ensure_ggml_python() -> tuple[Path, Path]:
     with _locked(root):
         sdist = root / SDIST
         if not sdist.is_file() or _sha256(sdist) != SHA256:
-            _fetch(sdist)
+            with step(f"fetching {REQUIREMENT} (pip download of the sdist, one time)"):
+                _fetch(sdist)
         ggml = root / "ggml"
         include = root / "include"
         stamp = root / ".unpacked"
         if not stamp.is_file() or stamp.read_text().strip() != SHA256 or not include.is_dir():
             stamp.unlink(missing_ok=True)
-            _unpack(sdist, root)
-            _stage(ggml, include)
+            with step(f"unpacking {SDIST} into {root}"):
+                _unpack(sdist, root)
+                _stage(ggml, include)
             stamp.write_text(SHA256 + "\n")
         lib = root / "lib" / LIBNAME
         lib_stamp = root / "lib" / ".build"
         recipe = f"{SHA256} {' '.join(CFLAGS)} {' '.join(SOURCES)} {' '.join(LIBS)}"
         if not lib.is_file() or not lib_stamp.is_file() or lib_stamp.read_text().strip() != recipe:
             lib.parent.mkdir(parents=True, exist_ok=True)
-            _build(ggml / "src", include, lib)
+            with step(f"building {NAME}'s ggml sources with gcc into {lib} (one time, tens of seconds)"):
+                _build(ggml / "src", include, lib)
             lib_stamp.write_text(recipe + "\n")
     return include, lib
 

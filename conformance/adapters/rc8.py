@@ -31,6 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .external import TargetUnavailable, cache_dir
+from .steps import step
 
 PACKAGE = "whisper.rn@0.4.0-rc.8"
 TARBALL = "whisper.rn-0.4.0-rc.8.tgz"
@@ -160,18 +161,22 @@ def ensure_rc8() -> tuple[Path, Path]:
     with _locked(root):
         tgz = root / TARBALL
         if not tgz.is_file() or _sha256(tgz) != SHA256:
-            _fetch(tgz)
+            how = f"copying {os.environ['GGSPEC_RC8_TARBALL']}" if os.environ.get("GGSPEC_RC8_TARBALL") else "npm pack"
+            with step(f"fetching {PACKAGE} ({how}, one time)"):
+                _fetch(tgz)
         cpp = root / "package" / "cpp"
         stamp = root / "package" / ".sha256"
         if not stamp.is_file() or stamp.read_text().strip() != SHA256:
-            _unpack(tgz, root)
+            with step(f"unpacking {TARBALL} into {root}"):
+                _unpack(tgz, root)
             stamp.write_text(SHA256 + "\n")
         lib = root / "lib" / LIBNAME
         lib_stamp = root / "lib" / ".build"
         recipe = f"{SHA256} {' '.join(CFLAGS)} {' '.join(SOURCES)} {' '.join(LIBS)}"
         if not lib.is_file() or not lib_stamp.is_file() or lib_stamp.read_text().strip() != recipe:
             lib.parent.mkdir(parents=True, exist_ok=True)
-            _build(cpp, lib)
+            with step(f"building rc.8's ggml sources with gcc into {lib} (one time, tens of seconds)"):
+                _build(cpp, lib)
             lib_stamp.write_text(recipe + "\n")
     return cpp, lib
 

@@ -7,17 +7,20 @@ from hypothesis import strategies as st
 
 from ..harness import Recorder, check
 from ..strategies import (
+    GraphSpec,
     Placement,
     TensorSpec,
     all_types,
     byte_values,
     op_sets,
+    small_graphs,
     tensor_specs,
     vdev_params,
     vdev_params_with,
 )
 from ..target import Target, VDevParams
 from ._setup import fill, placed
+from .graphcompute import _ready, _results
 
 SIZE_MAX = 2**64 - 1
 CPU = Placement("cpu")
@@ -238,3 +241,54 @@ def no_async_entries(t: Target, rec: Recorder, spec: TensorSpec, seed: int) -> N
     rec("other buffer after copy_async", t.buffer_bytes(buf2))
     t.backend_synchronize(backend)
     rec("buffer after synchronize", t.buffer_bytes(buf))
+
+
+# --- CPU-15, CPU-17, CPU-18 through the public API --------------------------------------------------
+#
+# The thread count of a plan and the sizes of the work buffers are observable only through test
+# hooks (native/, the reference) or rc.8's private structs (the rc8 target): on any other build
+# the checks of graphcompute.py that read them report `unsupported` (MissingSymbol). What the
+# public API shows of these clauses is checked here, on every target: every thread count is
+# accepted, and neither the count nor the work buffers change what is computed.
+
+
+@check("CPU-15", "CPU-16", spec=small_graphs(max_nodes=4), counts=st.lists(st.integers(-3, 9), min_size=1, max_size=4))
+def every_thread_count_is_accepted(t: Target, rec: Recorder, spec: GraphSpec, counts: list[int]) -> None:
+    """set_n_threads(n) for any n (n <= 0 included, CPU-15): graph_compute returns true, and a
+    plan created afterwards computes; the results are those of a new backend's (4 threads)."""
+    cpu = t.cpu_init()
+    first = _ready(t, spec, cpu)
+    rec("graph_compute on a new backend", t.backend_graph_compute(cpu, first.graph))
+    for n in counts:
+        t.cpu_set_n_threads(cpu, n)
+        again = _ready(t, spec, cpu)
+        rec(f"graph_compute after set_n_threads({n})", t.backend_graph_compute(cpu, again.graph))
+        rec(f"same results after set_n_threads({n})", _results(t, again) == _results(t, first))
+        planned = _ready(t, spec, cpu)
+        plan = t.backend_graph_plan_create(cpu, planned.graph)
+        t.backend_graph_plan_compute(cpu, plan)
+        t.backend_graph_plan_free(cpu, plan)
+        rec(f"plan results after set_n_threads({n})", _results(t, planned) == _results(t, first))
+
+
+@check("CPU-17", "CPU-18", first=small_graphs(max_rows=6), second=small_graphs(max_rows=6),
+       planned=st.sampled_from([1, 2, 4]), later=st.sampled_from([1, 2, 4]))
+def plans_and_the_backend_buffer_do_not_disturb_each_other(t: Target, rec: Recorder, first: GraphSpec,
+                                                           second: GraphSpec, planned: int, later: int) -> None:
+    """A plan of `first`, made with one thread count and computed after set_n_threads changed it
+    and after the backend computed another graph (which may grow the backend's work buffer,
+    CPU-17), gives graph_compute's results; computing `first` again after `second` reuses the
+    backend's buffer and gives the same bytes as before."""
+    cpu = t.cpu_init()
+    direct, planned_graph, other = _ready(t, first, cpu), _ready(t, first, cpu), _ready(t, second, cpu)
+    t.cpu_set_n_threads(cpu, planned)
+    plan = t.backend_graph_plan_create(cpu, planned_graph.graph)
+    t.cpu_set_n_threads(cpu, later)
+    rec("graph_compute returns", t.backend_graph_compute(cpu, direct.graph))
+    before = _results(t, direct)
+    rec("another graph computes", t.backend_graph_compute(cpu, other.graph))
+    t.backend_graph_plan_compute(cpu, plan)
+    rec("plan results equal graph_compute's", _results(t, planned_graph) == before)
+    t.backend_graph_plan_free(cpu, plan)
+    rec("the first graph again", t.backend_graph_compute(cpu, direct.graph))
+    rec("the same results again", _results(t, direct) == before)
