@@ -6,7 +6,7 @@ another handle of the same object (`==`). Host memory is handled as `HostMem` ha
 asynchronous calls can be given memory that the scenario reuses or reads later.
 
 A target that lacks a C symbol raises `MissingSymbol` from the method that needs it; the checks
-using that method fail by name and the rest run.
+using that method report `unsupported` (not a failure) and the rest run.
 """
 
 from __future__ import annotations
