@@ -11,6 +11,10 @@ profile, then on the target, and compares:
   (the reference target must raise the same clause);
 - the reference raised `UndefinedBehaviour` (rc.8 crashes there without an assert): the target
   must record the same observations up to that point; what it does next is not judged.
+
+A target killed by a signal other than SIGABRT (or aborting where the reference finishes) makes
+the Mismatch `crashed`: the check's verdict is `crash`. An example that does not finish within
+`EXAMPLE_TIMEOUT` seconds raises `ExampleTimeout` (except after undefined behaviour).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from __future__ import annotations
 import re
 import signal
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ggspec.reference.clauses import Profile, SpecViolation, UndefinedBehaviour, clause
@@ -58,6 +62,8 @@ class Check:
     module: str
     #: set for a state-machine check: the runner runs the machine instead of `scenario`
     machine: MachineFactory | None = None
+    #: deterministic examples (see `example`): hypothesis runs them first under every seed
+    examples: tuple[dict[str, Any], ...] = ()
 
 
 CHECKS: dict[str, Check] = {}
@@ -76,6 +82,30 @@ def check(*clauses: str, **strategies: st.SearchStrategy[Any]) -> Callable[[Scen
         return fn
 
     return register
+
+
+def example(**args: Any) -> Callable[[Scenario], Scenario]:
+    """A deterministic example of the check registered just below (write it above `@check`):
+    the runner gives it to hypothesis as an explicit example, so whatever it reaches (an
+    erratum, an undefined-behaviour point, a boundary) is reached under every seed."""
+
+    def add(fn: Scenario) -> Scenario:
+        name = f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__name__}"
+        if name not in CHECKS or CHECKS[name].scenario is not fn:
+            raise ValueError(f"@example must be written above the @check of {name}")
+        add_example(name, args, first=True)  # decorators apply bottom-up: keep the source's order
+        return fn
+
+    return add
+
+
+def add_example(name: str, args: dict[str, Any], first: bool = False) -> None:
+    """Give the registered check `name` the deterministic example `args` (every argument)."""
+    chk = CHECKS[name]
+    if set(args) != set(chk.strategies):
+        raise TypeError(f"an example of {name} gives {sorted(args)}; the check takes {sorted(chk.strategies)}")
+    examples = (dict(args), *chk.examples) if first else (*chk.examples, dict(args))
+    CHECKS[name] = replace(chk, examples=examples)
 
 
 def _machine_only(t: Any, rec: Recorder, **args: Any) -> None:
@@ -101,7 +131,7 @@ class Outcome:
     """How one run of a scenario ended, and what it recorded."""
 
     observations: list[tuple[str, Any]]
-    ending: str  # "ok" | "violation" | "ub" | "abort" | "crash" | "error" | "unsupported"
+    ending: str  # "ok" | "violation" | "ub" | "abort" | "crash" | "timeout" | "error" | "unsupported"
     clause_id: str | None = None
     detail: str = ""
     stderr: str = ""
@@ -157,6 +187,18 @@ def fork_every_example() -> None:
     _FORK_EVERY_EXAMPLE[0] = True
 
 
+#: seconds one example may take on the target (the runner sets it from --timeout)
+EXAMPLE_TIMEOUT: list[float] = [10.0]
+#: what a worker that waits on a forked example adds to its own watchdog's deadline
+GRACE = 5.0
+
+
+class ExampleTimeout(BaseException):
+    """An example did not finish within its time on the target. A BaseException, so that
+    hypothesis does not catch it: a hang is not shrunk (every try would cost the timeout); the
+    runner makes it the check's `timeout` verdict at once."""
+
+
 def _run_in_pristine_worker(chk: Check, args: dict[str, Any], target_name: str, profile: Profile) -> Outcome:
     enter_pristine_worker()
     return _run_in_process(chk, args, target_name, profile)
@@ -171,14 +213,19 @@ def run_on_target(chk: Check, args: dict[str, Any], target_name: str, profile: P
             return _run_in_process(chk, args, target_name, profile)
         except NeedsPristineProcess:
             pass
-    forked = isolate.run_forked(lambda: _run_in_pristine_worker(chk, args, target_name, profile), timeout=60)
+    limit = EXAMPLE_TIMEOUT[0]
+    isolate.beat(limit + GRACE, f"{chk.name}: an example in a forked worker")  # its own watchdog fires first
+    forked = isolate.run_forked(lambda: _run_in_pristine_worker(chk, args, target_name, profile), timeout=limit)
+    if forked.status == "timeout":
+        return Outcome(forked.reports, "timeout", detail=f"did not finish within {limit:g} s {forked.where()}".strip(),
+                       stderr=forked.stderr)
     if forked.status == "ok":
         out: Outcome = forked.value
         out.stderr = forked.stderr
         return out
     if forked.status == "signal" and forked.signum == signal.SIGABRT:
         return Outcome(forked.reports, "abort", detail=forked.describe(), stderr=forked.stderr)
-    if forked.status in ("signal", "timeout", "exit"):
+    if forked.status in ("signal", "exit"):
         return Outcome(forked.reports, "crash", detail=forked.describe(), stderr=forked.stderr)
     return Outcome(forked.reports, "error", detail=forked.describe(), stderr=forked.stderr)
 
@@ -204,6 +251,9 @@ class Mismatch(AssertionError):
     example: Example | None = None
     target_name: str | None = None
     profile: Profile | None = None
+    #: the target died (a signal other than SIGABRT, or an abort where the reference lives):
+    #: the check's verdict is `crash`, whatever the kind of its clauses
+    crashed: bool = False
 
 
 class Unsupported(Exception):
@@ -288,12 +338,24 @@ def reproducer(ex: Example, target_name: str, profile: Profile) -> str:
     return f"python - <<'EOF'\n{line}\nEOF"
 
 
-def _check_reaches_its_clauses(chk: Check, expected: Outcome) -> None:
-    """Keep checks honest: an assert check must break one of its own clauses on the reference,
-    and a behaviour check must draw only calls the reference accepts."""
+def _erratum_lets_it_through(chk: Check, args: dict[str, Any] | None, profile: Profile | None) -> bool:
+    """An assert check of an erratum clause that rc.8's defect lets pass (TDATA-3's wrapping
+    sum): the reference under the other profile must break that erratum clause."""
+    if args is None or profile is None or not any(clause(c).erratum for c in chk.clauses):
+        return False
+    other = run_on_reference(chk, args, Profile.FIXED if profile is Profile.RC8 else Profile.RC8)
+    return other.ending == "violation" and other.clause_id in chk.clauses and clause(other.clause_id).erratum is not None
+
+
+def _check_reaches_its_clauses(chk: Check, expected: Outcome, args: dict[str, Any] | None = None,
+                               profile: Profile | None = None) -> None:
+    """Keep checks honest: an assert check must break one of its own clauses on the reference
+    (under one of the profiles, for an erratum clause), and a behaviour check must draw only
+    calls the reference accepts."""
     kinds = {clause(c).kind for c in chk.clauses}
     if kinds == {"assert"}:
-        if expected.ending != "violation" or expected.clause_id not in chk.clauses:
+        if (expected.ending != "violation" or expected.clause_id not in chk.clauses) and \
+                not _erratum_lets_it_through(chk, args, profile):
             raise Mismatch(
                 f"{chk.name}: this assert check did not reach its clause(s) {', '.join(chk.clauses)} on the "
                 f"reference (it ended with {expected.ending} {expected.clause_id or ''}): the scenario is wrong"
@@ -308,9 +370,12 @@ def _check_reaches_its_clauses(chk: Check, expected: Outcome) -> None:
 def differential(chk: Check, args: dict[str, Any], target_name: str, profile: Profile) -> Example:
     """Run one example on the reference and the target and judge it; raise Mismatch on disagreement."""
     expected = run_on_reference(chk, args, profile)
-    _check_reaches_its_clauses(chk, expected)
+    _check_reaches_its_clauses(chk, expected, args, profile)
     actual = run_on_target(chk, args, target_name, profile, expect_death=expected.ending != "ok")
     ex = Example(chk, args, expected, actual)
+    if actual.ending == "timeout" and expected.ending != "ub":  # after undefined behaviour a hang is allowed
+        raise ExampleTimeout(f"{chk.name} [{', '.join(chk.clauses)}]: the target {actual.detail}\n{_tail(actual.stderr)}\n"
+                             f"reproducer:\n{reproducer(ex, target_name, profile)}")
     try:
         judge(ex)
     except Mismatch as exc:
@@ -321,6 +386,7 @@ def differential(chk: Check, args: dict[str, Any], target_name: str, profile: Pr
             f"erratum {erratum} ({profile.value} profile): {text}", erratum,
             actual.ending in ("abort", "crash") and expected.ending == "ok")
         err.example, err.target_name, err.profile = ex, target_name, profile  # for a C reproducer
+        err.crashed = actual.ending == "crash" or (actual.ending == "abort" and expected.ending == "ok")
         raise err from None
     return ex
 

@@ -12,7 +12,7 @@ from .graph import CGraph
 from .ops import HostMemory, compute, is_quantized, nelements, nrows
 from .tensor import Tensor, nbytes
 from .types import DEFAULT_N_THREADS, GGMLType, Op, row_size, traits
-from .world import SIZE_MAX, Region, World
+from .world import SIZE_MAX, Region, World, ptr_add
 
 TENSOR_ALIGNMENT = 64
 
@@ -62,7 +62,7 @@ def _buffer_set_tensor(buffer: Buffer, tensor: Tensor, data: int, offset: int, s
     """CPU-8: memcpy(tensor->data + offset, data, size)."""
     assert tensor.data is not None
     mem = buffer.world.memory
-    mem.write(tensor.data + offset, mem.read(data, size))
+    mem.write(ptr_add(tensor.data, offset), mem.read(data, size))
 
 
 @implements("CPU-8")
@@ -70,7 +70,7 @@ def _buffer_get_tensor(buffer: Buffer, tensor: Tensor, data: int, offset: int, s
     """CPU-8: memcpy(data, tensor->data + offset, size)."""
     assert tensor.data is not None
     mem = buffer.world.memory
-    mem.write(data, mem.read(tensor.data + offset, size))
+    mem.write(data, mem.read(ptr_add(tensor.data, offset), size))
 
 
 @implements("CPU-9")

@@ -21,6 +21,7 @@ from .buffer import (
 )
 from .clauses import implements, require, undefined
 from .tensor import Tensor, TensorShape, nbytes, resolved_buffer
+from .world import SIZE_MAX, size_add
 
 
 class TensorState(TensorShape, Protocol):
@@ -39,38 +40,49 @@ def _resolved(t: TensorState) -> object | None:
 
 
 def _check_size(offset: int, size: int) -> None:
-    if offset < 0 or size < 0:
+    if not (0 <= offset <= SIZE_MAX and 0 <= size <= SIZE_MAX):
         raise ValueError(f"offset and size are size_t, got offset={offset} size={size}")
 
 
-def check_tensor_set(t: TensorState, offset: int, size: int) -> None:
-    """TDATA-1, TDATA-2, TDATA-3, in rc.8's order."""
+def in_bounds(offset: int, size: int, n: int, fixed: bool) -> bool:
+    """The bounds test of TDATA-3/7/10/12: `offset + size <= nbytes`.
+
+    Erratum: rc.8 adds in size_t, so a sum past SIZE_MAX wraps and passes (offset SIZE_MAX - 3,
+    size 8 reads or writes the 4 bytes before the tensor); `fixed` refuses any range that does
+    not lie inside the tensor.
+    """
+    return offset + size <= n if fixed else size_add(offset, size) <= n
+
+
+def check_tensor_set(t: TensorState, offset: int, size: int, fixed: bool = True) -> None:
+    """TDATA-1, TDATA-2, TDATA-3 (size_t sum in rc.8; erratum), in rc.8's order."""
     _check_size(offset, size)
     require(t.data is not None, "TDATA-1")
     require(_resolved(t) is not None, "TDATA-2")
-    require(offset + size <= nbytes(t), "TDATA-3")
+    require(in_bounds(offset, size, nbytes(t), fixed), "TDATA-3")
 
 
 def check_tensor_get(t: TensorState, offset: int, size: int, fixed: bool) -> None:
-    """TDATA-5, TDATA-6 (rc.8 checks the tensor's own buffer field; erratum), TDATA-7."""
+    """TDATA-5, TDATA-6 (rc.8 checks the tensor's own buffer field; erratum), TDATA-7 (size_t
+    sum in rc.8; erratum)."""
     _check_size(offset, size)
     require(t.data is not None, "TDATA-5")
     require((_resolved(t) if fixed else t.buffer) is not None, "TDATA-6")
-    require(offset + size <= nbytes(t), "TDATA-7")
+    require(in_bounds(offset, size, nbytes(t), fixed), "TDATA-7")
 
 
-def check_tensor_set_async(t: TensorState, offset: int, size: int) -> None:
-    """TDATA-9, TDATA-10."""
+def check_tensor_set_async(t: TensorState, offset: int, size: int, fixed: bool = True) -> None:
+    """TDATA-9, TDATA-10 (size_t sum in rc.8; erratum)."""
     _check_size(offset, size)
     require(t.data is not None, "TDATA-9")
-    require(offset + size <= nbytes(t), "TDATA-10")
+    require(in_bounds(offset, size, nbytes(t), fixed), "TDATA-10")
 
 
-def check_tensor_get_async(t: TensorState, offset: int, size: int) -> None:
-    """TDATA-11, TDATA-12."""
+def check_tensor_get_async(t: TensorState, offset: int, size: int, fixed: bool = True) -> None:
+    """TDATA-11, TDATA-12 (size_t sum in rc.8; erratum)."""
     _check_size(offset, size)
     require(t.data is not None, "TDATA-11")
-    require(offset + size <= nbytes(t), "TDATA-12")
+    require(in_bounds(offset, size, nbytes(t), fixed), "TDATA-12")
 
 
 @implements("TDATA-4")
@@ -80,7 +92,7 @@ def tensor_set(tensor: Tensor, data: int, offset: int, size: int) -> None:
     Erratum (TDATA-4): rc.8 calls the entry of `tensor->buffer` even though it checked the
     resolved buffer; with `tensor->buffer` NULL that is a NULL call.
     """
-    check_tensor_set(tensor, offset, size)
+    check_tensor_set(tensor, offset, size, tensor.world.fixed)
     buf = resolved_buffer(tensor)
     assert buf is not None
     caller = buf if tensor.world.fixed else tensor.buffer
@@ -102,7 +114,7 @@ def tensor_get(tensor: Tensor, data: int, offset: int, size: int) -> None:
 @implements("TDATA-13")
 def tensor_set_async(backend: Backend, tensor: Tensor, data: int, offset: int, size: int) -> None:
     """TDATA-13: the backend's set_tensor_async entry, else tensor_set."""
-    check_tensor_set_async(tensor, offset, size)
+    check_tensor_set_async(tensor, offset, size, tensor.world.fixed)
     if backend.iface.set_tensor_async is None:
         tensor_set(tensor, data, offset, size)
     else:
@@ -112,7 +124,7 @@ def tensor_set_async(backend: Backend, tensor: Tensor, data: int, offset: int, s
 @implements("TDATA-13")
 def tensor_get_async(backend: Backend, tensor: Tensor, data: int, offset: int, size: int) -> None:
     """TDATA-13: the backend's get_tensor_async entry, else tensor_get."""
-    check_tensor_get_async(tensor, offset, size)
+    check_tensor_get_async(tensor, offset, size, tensor.world.fixed)
     if backend.iface.get_tensor_async is None:
         tensor_get(tensor, data, offset, size)
     else:

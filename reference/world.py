@@ -25,6 +25,16 @@ PAGE = 4096
 SIZE_MAX = 2**64 - 1
 
 
+def size_add(a: int, b: int) -> int:
+    """`a + b` in size_t: the sum modulo 2**64, as C computes it (TDATA-3's erratum)."""
+    return (a + b) & SIZE_MAX
+
+
+def ptr_add(addr: int, offset: int) -> int:
+    """`(char *)addr + offset` on a 64-bit machine: the address wraps modulo 2**64."""
+    return (addr + offset) & SIZE_MAX
+
+
 @dataclass(eq=False)
 class Region:
     """A mapped range of addresses. `data` is its storage (the device's own for device regions)."""

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from ggspec.reference.types import GGMLType
 from hypothesis import strategies as st
 
 from ..harness import Recorder, check
 from ..strategies import Placement, TensorSpec, ViewSpec, placements, tensor_specs
-from ..target import Target
+from ..target import Handle, Target
 from ._setup import alloc_size, backend_for, placed, view_of
 
 ranges = st.tuples(st.integers(0, 1 << 16), st.integers(0, 1 << 16))
@@ -284,3 +285,59 @@ def tensor_alloc_past_end(t: Target, rec: Recorder, placement: Placement, spec: 
     tensor = t.new_tensor(spec.type, spec.ne, "t")
     room = t.buffer_get_size(buf) - t.buffer_get_alloc_size(buf, tensor)
     t.tensor_alloc(buf, tensor, room + over)
+
+
+# --- bounds are size_t sums (errata TDATA-3, TDATA-7, TDATA-10, TDATA-12) --------------------
+
+#: offset + 8 wraps to 4 in size_t: rc.8's test passes and the bytes at data - 4 are touched
+WRAPPING_OFFSET = 2**64 - 4
+
+
+def _tensor_after_guard(t: Target) -> tuple[Handle, Handle, Handle]:
+    """A CPU backend, a cleared 192-byte CPU buffer and an F32[16] tensor at offset 64 of it, so
+    the 64 bytes before the tensor are inside the buffer (a wrapped access shows there)."""
+    backend = t.cpu_init()
+    buf = t.backend_alloc_buffer(backend, 192)
+    t.buffer_clear(buf, 0xA5)
+    tensor = t.new_tensor(int(GGMLType.F32), (16,), "after guard")
+    t.tensor_alloc(buf, tensor, 64)
+    t.tensor_set(tensor, bytes(range(64)), 0, 64)
+    return backend, buf, tensor
+
+
+@check("TDATA-3", offset=st.just(WRAPPING_OFFSET))
+def set_offset_wraps(t: Target, rec: Recorder, offset: int) -> None:
+    """tensor_set(offset = SIZE_MAX - 3, size = 8): rc.8 writes 4 bytes before the tensor;
+    `fixed` aborts (deterministic)."""
+    _, buf, tensor = _tensor_after_guard(t)
+    t.tensor_set(tensor, b"\x01\x02\x03\x04\x05\x06\x07\x08", offset, 8)
+    rec("buffer", t.buffer_bytes(buf))
+
+
+@check("TDATA-7", offset=st.just(WRAPPING_OFFSET))
+def get_offset_wraps(t: Target, rec: Recorder, offset: int) -> None:
+    """tensor_get(offset = SIZE_MAX - 3, size = 8): rc.8 reads 4 bytes before the tensor."""
+    _, buf, tensor = _tensor_after_guard(t)
+    rec("got", t.tensor_get(tensor, offset, 8))
+    rec("buffer", t.buffer_bytes(buf))
+
+
+@check("TDATA-10", offset=st.just(WRAPPING_OFFSET))
+def set_async_offset_wraps(t: Target, rec: Recorder, offset: int) -> None:
+    """set_async on the CPU backend (falls back to tensor_set): rc.8 writes before the tensor."""
+    backend, buf, tensor = _tensor_after_guard(t)
+    mem = t.host_alloc(8)
+    t.host_write(mem, 0, b"\x01\x02\x03\x04\x05\x06\x07\x08")
+    t.tensor_set_async(backend, tensor, mem, 0, offset, 8)
+    t.backend_synchronize(backend)
+    rec("buffer", t.buffer_bytes(buf))
+
+
+@check("TDATA-12", offset=st.just(WRAPPING_OFFSET))
+def get_async_offset_wraps(t: Target, rec: Recorder, offset: int) -> None:
+    """get_async on the CPU backend: rc.8 reads 4 bytes before the tensor."""
+    backend, _, tensor = _tensor_after_guard(t)
+    mem = t.host_alloc(8)
+    t.tensor_get_async(backend, tensor, mem, 0, offset, 8)
+    t.backend_synchronize(backend)
+    rec("got", t.host_read(mem, 0, 8))

@@ -12,22 +12,30 @@
 #include "ggspec-backend-impl.h"
 
 #include "assert.h"
+#include "fault.h"
 
 static ggspec_backend_buffer_t resolved_buffer(const struct ggspec_tensor * tensor) {
     return tensor->view_src != NULL ? tensor->view_src->buffer : tensor->buffer;
 }
 
-/* offset + size <= nbytes; the bounds defect variant lets one byte past the end through */
+/* [offset, offset + size) lies inside the tensor, computed without the size_t wrap-around of
+ * rc.8's `offset + size <= nbytes` (erratum TDATA-3/7/10/12: offset SIZE_MAX - 3 with size 8
+ * passes there); the bounds defect variant lets one byte past the end through */
+static bool range_in(size_t offset, size_t size, size_t n) {
+    return offset <= n && size <= n - offset;
+}
+
 static bool write_in_bounds(const struct ggspec_tensor * tensor, size_t offset, size_t size) {
 #ifdef GGSPEC_DEFECT_BOUNDS
-    return offset + size <= ggspec_nbytes(tensor) + 1;
+    return range_in(offset, size, ggspec_nbytes(tensor) + 1);
 #else
-    return offset + size <= ggspec_nbytes(tensor);
+    return range_in(offset, size, ggspec_nbytes(tensor));
 #endif
 }
 
 void ggspec_backend_tensor_set(struct ggspec_tensor * tensor, const void * data, size_t offset, size_t size) {
     ggspec_backend_buffer_t buf = resolved_buffer(tensor);
+    GGSPEC_FAULT_POINT(tensor_set);
 
     GGSPEC_ASSERT(tensor->data != NULL, "tensor not allocated");
     GGSPEC_ASSERT(buf != NULL, "tensor buffer not set");
@@ -38,18 +46,20 @@ void ggspec_backend_tensor_set(struct ggspec_tensor * tensor, const void * data,
 
 void ggspec_backend_tensor_get(const struct ggspec_tensor * tensor, void * data, size_t offset, size_t size) {
     ggspec_backend_buffer_t buf = resolved_buffer(tensor);
+    GGSPEC_FAULT_POINT(tensor_get);
 
     GGSPEC_ASSERT(tensor->data != NULL, "tensor not allocated");
     GGSPEC_ASSERT(buf != NULL, "tensor buffer not set");
-    GGSPEC_ASSERT(offset + size <= ggspec_nbytes(tensor), "tensor read out of bounds");
+    GGSPEC_ASSERT(range_in(offset, size, ggspec_nbytes(tensor)), "tensor read out of bounds");
 
     buf->iface.get_tensor(buf, tensor, data, offset, size);
+    GGSPEC_FAULT_CORRUPT(tensor_get, data, size);
 }
 
 void ggspec_backend_tensor_set_async(ggspec_backend_t backend, struct ggspec_tensor * tensor,
                                      const void * data, size_t offset, size_t size) {
     GGSPEC_ASSERT(tensor->data != NULL, "tensor not allocated");
-    GGSPEC_ASSERT(offset + size <= ggspec_nbytes(tensor), "tensor write out of bounds");
+    GGSPEC_ASSERT(range_in(offset, size, ggspec_nbytes(tensor)), "tensor write out of bounds");
 
     if (backend->iface.set_tensor_async == NULL) {
         ggspec_backend_tensor_set(tensor, data, offset, size);
@@ -61,7 +71,7 @@ void ggspec_backend_tensor_set_async(ggspec_backend_t backend, struct ggspec_ten
 void ggspec_backend_tensor_get_async(ggspec_backend_t backend, const struct ggspec_tensor * tensor,
                                      void * data, size_t offset, size_t size) {
     GGSPEC_ASSERT(tensor->data != NULL, "tensor not allocated");
-    GGSPEC_ASSERT(offset + size <= ggspec_nbytes(tensor), "tensor read out of bounds");
+    GGSPEC_ASSERT(range_in(offset, size, ggspec_nbytes(tensor)), "tensor read out of bounds");
 
     if (backend->iface.get_tensor_async == NULL) {
         ggspec_backend_tensor_get(tensor, data, offset, size);
