@@ -119,6 +119,8 @@ def _check(args: argparse.Namespace) -> int:
         report.write_json(Path(args.json), found, results, cfg, started=started, seconds=elapsed)
     if args.junit:
         report.write_junit(Path(args.junit), found, cfg, results, seconds=elapsed)
+    if args.html:
+        report.write_html(Path(args.html), found, results, cfg, started=started, seconds=elapsed)
     failing = [v for v in found if v.status in ("fail", "crash")]
     uncovered = [v for v in found if v.status == "uncovered"]
     xpass = [v for v in found if v.status == "xpass"]
@@ -254,6 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     chk.add_argument("--no-known", action="store_true", help="ignore the target's shipped known-failures file")
     chk.add_argument("--json", metavar="FILE", help="write the JSON report here")
     chk.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here")
+    chk.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page here")
     chk.add_argument("--strict", action="store_true", help="also fail when a clause is uncovered or a known failure passed")
     chk.add_argument("--quiet", action="store_true", help="no progress lines")
     chk.add_argument("-v", "--verbose", action="store_true", help="show each failure's whole difference, not its first lines")

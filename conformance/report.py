@@ -253,6 +253,8 @@ def to_json(verdicts: list[ClauseVerdict], results: list[CheckResult], cfg: RunC
         "seed": cfg.seed,
         "examples": cfg.examples,
         "shard": shard,
+        "interrupted": cfg.interrupted or None,  # "SIGINT" / "SIGTERM": the checks below are those that finished
+        "load_error": cfg.load_error or None,  # the target could not be loaded: every check has that verdict
         "clauses": [
             {"id": v.id, "title": v.title, "kind": v.kind, "status": v.status, "examples": v.examples,
              "detail": v.detail, "checks": v.checks}
@@ -267,9 +269,45 @@ def to_json(verdicts: list[ClauseVerdict], results: list[CheckResult], cfg: RunC
     }
 
 
+def from_json(data: dict[str, Any]) -> tuple[list[ClauseVerdict], list[CheckResult]]:
+    """The clause verdicts and check results of a JSON report (to_json's inverse)."""
+    verdicts = [ClauseVerdict(c["id"], c.get("title", ""), c.get("kind", ""), c["status"], int(c.get("examples", 0)),
+                              c.get("detail", ""), list(c.get("checks", []))) for c in data.get("clauses", [])]
+    results = [CheckResult(r["name"], tuple(r.get("clauses", [])), r["status"], int(r.get("examples", 0)),
+                           r.get("detail", ""), float(r.get("seconds", 0.0)),
+                           {cid: (e["status"], e["detail"]) for cid, e in r.get("errata", {}).items()})
+               for r in data.get("checks", [])]
+    return verdicts, results
+
+
+def load_json(path: Path) -> dict[str, Any]:
+    """A JSON report read back; ValueError (one line) when the file is not one."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("clauses"), list) or not isinstance(data.get("checks"), list):
+        raise ValueError(f"{path}: not a ggspec JSON report (no 'clauses' and 'checks' lists)")
+    try:
+        from_json(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"{path}: a malformed ggspec JSON report ({type(exc).__name__}: {exc})") from None
+    return data
+
+
 def write_json(path: Path, verdicts: list[ClauseVerdict], results: list[CheckResult], cfg: RunConfig,
                **run: Any) -> None:
     path.write_text(json.dumps(to_json(verdicts, results, cfg, **run), indent=2) + "\n", encoding="utf-8")
+
+
+def write_html(path: Path, verdicts: list[ClauseVerdict], results: list[CheckResult], cfg: RunConfig,
+               **run: Any) -> None:
+    """The self-contained HTML page of the run (html_report.py)."""
+    from .html_report import write_html as write_page
+
+    write_page(path, to_json(verdicts, results, cfg, **run))
 
 
 # --- JUnit -----------------------------------------------------------------------------------

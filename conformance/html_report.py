@@ -1,0 +1,146 @@
+"""`ggspec check --html FILE`: the run as one self-contained HTML page.
+
+The page holds everything inline (style and a few lines of vanilla JavaScript, no external
+asset): a summary (target and its library, profile, seed, counts, verdict, versions, times);
+the clause table, filterable by area and by status (and by text); and every failing clause
+with each failing check's whole difference and its reproducer. It is written from the JSON
+report (report.to_json), so a merged or saved report renders the same way.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from . import report
+
+_COLOUR = {"pass": "#d8f5d0", "fail": "#f9d0c4", "crash": "#f3a59a", "timeout": "#f3a59a", "uncovered": "#eeeeee",
+           "unsupported": "#e4e9f7", "xfail": "#fbeec2", "xpass": "#f7d98b"}
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
+h1{font-size:1.4em;margin-bottom:.2em} h2{font-size:1.15em;margin-top:1.6em}
+table{border-collapse:collapse} td,th{border:1px solid #ccc;padding:2px 6px;vertical-align:top}
+th{background:#f4f4f4;text-align:left} td:first-child{white-space:nowrap} td.n{text-align:right;font-variant-numeric:tabular-nums}
+td.status{font-family:monospace;text-align:center}
+pre{background:#f7f7f7;border:1px solid #ddd;padding:.5em;overflow-x:auto;white-space:pre-wrap;word-break:break-all}
+.verdict{display:inline-block;padding:2px 10px;border-radius:4px;font-weight:bold}
+.filters{margin:1em 0} .filters label{margin-right:1em}
+dl.meta{display:grid;grid-template-columns:max-content auto;gap:2px 1em;margin:.5em 0}
+dl.meta dt{font-weight:bold} dl.meta dd{margin:0;font-family:monospace;word-break:break-all}
+.failure{margin:.6em 0 1.2em 0} .failure h4{margin:.3em 0;font-size:1em}
+"""
+
+_SCRIPT = """
+(function () {
+  var area = document.getElementById('area'), status = document.getElementById('status');
+  var text = document.getElementById('text'), shown = document.getElementById('shown');
+  var rows = Array.prototype.slice.call(document.querySelectorAll('#clauses tbody tr'));
+  function apply() {
+    var a = area.value, s = status.value, t = text.value.trim().toLowerCase(), n = 0;
+    rows.forEach(function (row) {
+      var ok = (!a || row.dataset.area === a) && (!s || row.dataset.status === s) &&
+               (!t || row.textContent.toLowerCase().indexOf(t) >= 0);
+      row.hidden = !ok;
+      if (ok) { n += 1; }
+    });
+    shown.textContent = n + ' of ' + rows.length + ' clauses shown';
+  }
+  [area, status].forEach(function (el) { el.addEventListener('change', apply); });
+  text.addEventListener('input', apply);
+  apply();
+})();
+"""
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _options(values: list[str]) -> str:
+    return '<option value="">all</option>' + "".join(f'<option value="{_e(v)}">{_e(v)}</option>' for v in values)
+
+
+def page(data: dict[str, Any]) -> str:
+    """The HTML text of the JSON report `data`."""
+    clauses: list[dict[str, Any]] = list(data.get("clauses", []))
+    verdicts, results = report.from_json(data)
+    summary = data.get("summary") or report.summary(verdicts)
+    desc = data.get("target_description") or {"name": data.get("target", "?")}
+    versions = data.get("versions") or {}
+    counts = Counter(c["status"] for c in clauses)
+    title = f"ggspec check — {desc.get('name', data.get('target'))}, profile {data.get('profile')}"
+    meta = [("target", desc.get("name")), ("what", desc.get("kind")), ("library", desc.get("library")),
+            ("sha256", desc.get("sha256")), ("profile", data.get("profile")), ("size", data.get("size")),
+            ("examples a check", data.get("examples")), ("seed", data.get("seed")), ("shard", data.get("shard")),
+            ("started", data.get("started")), ("seconds", data.get("seconds")), ("tool", versions.get("tool")),
+            ("specifies", versions.get("specifies")), ("commit", versions.get("commit"))]
+    meta_html = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in meta if v not in (None, ""))
+    verdict = str(summary.get("verdict", "?"))
+    badge = f'<span class="verdict" style="background:{_COLOUR.get(verdict, "#eee")}">{_e(verdict.upper())}</span>'
+    count_text = ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: _order(kv[0])))
+
+    rows = []
+    for c in clauses:
+        status = c["status"]
+        area = c["id"].split("-")[0]
+        shown = status if status == "pass" else status.upper()
+        cell = (f'<a href="#fail-{_e(c["id"])}">{_e(shown)}</a>' if status in report.FAILING else _e(shown))
+        rows.append(
+            f'<tr id="row-{_e(c["id"])}" data-area="{_e(area)}" data-status="{_e(status)}">'
+            f'<td><code>{_e(c["id"])}</code></td><td>{_e(c.get("kind", ""))}</td>'
+            f'<td class="status" style="background:{_COLOUR.get(status, "#fff")}">{cell}</td>'
+            f'<td class="n">{_e(c.get("examples", ""))}</td><td>{_e(c.get("title", ""))}</td>'
+            f'<td>{_e(", ".join(c.get("checks", [])))}</td></tr>')
+    areas = sorted({c["id"].split("-")[0] for c in clauses})
+    statuses = sorted(counts, key=_order)
+
+    failures = []
+    for v in verdicts:
+        if v.status not in report.FAILING:
+            continue
+        parts = [f'<h3 id="fail-{_e(v.id)}">{_e(v.status.upper())} {_e(v.id)}: {_e(v.title)}</h3>']
+        for f in report.failures_of(v, results) or [report.Failure("", v.status, v.detail.splitlines(), [])]:
+            parts.append(f'<div class="failure"><h4>{_e(f.check)} ({_e(f.status)})</h4>'
+                         f'<pre class="difference">{_e(chr(10).join(f.difference))}</pre>'
+                         + (f'<p>reproducer:</p><pre class="reproducer">{_e(chr(10).join(f.reproducer))}</pre>'
+                            if f.reproducer else "") + "</div>")
+        failures.append("\n".join(parts))
+    failures_html = "\n".join(failures) if failures else "<p>No clause failed.</p>"
+
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{_e(title)}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>{_STYLE}</style></head>
+<body>
+<h1>{_e(title)}</h1>
+<p>{badge} {_e(count_text)} — {len(clauses)} clauses</p>
+<dl class="meta">{meta_html}</dl>
+<h2>Clauses</h2>
+<div class="filters">
+<label>area <select id="area">{_options(areas)}</select></label>
+<label>status <select id="status">{_options(statuses)}</select></label>
+<label>text <input id="text" type="search" placeholder="ID, title or check"></label>
+<span id="shown"></span>
+</div>
+<table id="clauses"><thead><tr>
+<th>clause</th><th>kind</th><th>status</th><th>examples</th><th>title</th><th>checks</th></tr></thead>
+<tbody>
+{chr(10).join(rows)}
+</tbody></table>
+<h2 id="failures">Failures</h2>
+{failures_html}
+<script>{_SCRIPT}</script>
+</body></html>
+"""
+
+
+def _order(status: str) -> int:
+    order = ("fail", "crash", "timeout", "xpass", "unsupported", "xfail", "uncovered", "pass")
+    return order.index(status) if status in order else len(order)
+
+
+def write_html(path: Path, data: dict[str, Any]) -> None:
+    path.write_text(page(data), encoding="utf-8")
