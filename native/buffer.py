@@ -1,90 +1,126 @@
-"""Checked wrapper: buffer types and buffers (BUFT, BUF)."""
+"""Checked wrapper: buffer types and buffers (BUFT, BUF).
+
+Freeing a buffer kills its handle and the tensors placed in it (and their views); a second free
+raises UseAfterFree; `buffer_free(None)` is a no-op (BUF-4).
+"""
 
 from __future__ import annotations
 
-from ggspec.reference.buffer import USAGE_MAX
+from ggspec.reference.buffer import BufferUsage
 from ggspec.reference.clauses import require
 
-from ._lib import CData, ffi, lib, not_null
+from ._lib import HOST_LIMIT, SIZE_MAX, Buffer, BufferType, CData, Tensor, arg, ffi, lib, ptr, size_t
+
+#: CPU-4: the CPU buffer type allocates this many bytes more than asked
+CPU_PAD = 64
 
 
-def buft_name(buft: CData) -> str:
-    return str(ffi.string(lib.ggspec_backend_buft_name(not_null(buft, "buft", "BUFT-1"))).decode())
+def buft_name(buft: BufferType) -> str:
+    return str(ffi.string(lib.ggspec_backend_buft_name(ptr(buft, BufferType, "buft", "BUFT-1"))).decode())
 
 
-def buft_alloc_buffer(buft: CData, size: int) -> CData:
-    if size < 0:
-        raise ValueError(f"size is a size_t, got {size}")
-    return lib.ggspec_backend_buft_alloc_buffer(not_null(buft, "buft", "BUFT-2"), size)
+def is_cpu_buft(b: CData) -> bool:
+    return bool(b == lib.ggspec_backend_cpu_buffer_type())
 
 
-def buft_get_alignment(buft: CData) -> int:
-    return int(lib.ggspec_backend_buft_get_alignment(not_null(buft, "buft", "BUFT-3")))
+def check_alloc(b: CData, size: int) -> None:
+    """CPU-20 (profile fixed): a CPU allocation whose padded size would wrap is an allocation
+    failure (CPU-5), as is one above the host limit; rc.8 would allocate a few bytes instead."""
+    if is_cpu_buft(b):
+        require(size <= SIZE_MAX - CPU_PAD, "CPU-5")
+        require(size + CPU_PAD <= HOST_LIMIT, "CPU-5")
 
 
-def buft_get_alloc_size(buft: CData, tensor: CData) -> int:
-    return int(lib.ggspec_backend_buft_get_alloc_size(not_null(buft, "buft", "BUFT-4"), not_null(tensor, "tensor", "BUFT-4")))
+def new_buffer(raw: CData) -> Buffer | None:
+    """The handle of a buffer just returned by C (None when the allocation failed)."""
+    return Buffer.wrap(raw)
 
 
-def buft_supports_backend(buft: CData, backend: CData) -> bool:
-    b = not_null(backend, "backend", "BUFT-5")
-    return bool(lib.ggspec_backend_buft_supports_backend(not_null(buft, "buft", "BUFT-5"), b))
+def buft_alloc_buffer(buft: BufferType, size: int) -> Buffer | None:
+    """BUFT-2: a new buffer, or None where the type reports a failure (a device out of memory)."""
+    b = ptr(buft, BufferType, "buft", "BUFT-2")
+    size = size_t(size)
+    check_alloc(b, size)
+    return new_buffer(lib.ggspec_backend_buft_alloc_buffer(b, size))
 
 
-def buft_is_host(buft: CData) -> bool:
-    return bool(lib.ggspec_backend_buft_is_host(not_null(buft, "buft", "BUFT-6")))
+def buft_get_alignment(buft: BufferType) -> int:
+    return int(lib.ggspec_backend_buft_get_alignment(ptr(buft, BufferType, "buft", "BUFT-3")))
 
 
-def buffer_name(buf: CData) -> str:
-    return str(ffi.string(lib.ggspec_backend_buffer_name(not_null(buf, "buffer", "BUF-3"))).decode())
+def buft_get_alloc_size(buft: BufferType, tensor: Tensor) -> int:
+    b = ptr(buft, BufferType, "buft", "BUFT-4")
+    return int(lib.ggspec_backend_buft_get_alloc_size(b, ptr(tensor, Tensor, "tensor", "BUFT-4")))
 
 
-def buffer_free(buf: CData | None) -> None:
-    """BUF-4: None is a no-op."""
-    lib.ggspec_backend_buffer_free(ffi.NULL if buf is None else buf)
+def buft_supports_backend(buft: BufferType, backend: object) -> bool:
+    from ._lib import Backend
+
+    b = ptr(buft, BufferType, "buft", "BUFT-5")
+    return bool(lib.ggspec_backend_buft_supports_backend(b, ptr(backend, Backend, "backend", "BUFT-5")))
 
 
-def buffer_get_base(buf: CData) -> int:
+def buft_is_host(buft: BufferType) -> bool:
+    return bool(lib.ggspec_backend_buft_is_host(ptr(buft, BufferType, "buft", "BUFT-6")))
+
+
+def buffer_name(buf: Buffer) -> str:
+    return str(ffi.string(lib.ggspec_backend_buffer_name(ptr(buf, Buffer, "buffer", "BUF-3"))).decode())
+
+
+def buffer_free(buf: Buffer | None) -> None:
+    """BUF-4: None is a no-op; the buffer's handle and its tensors' handles die."""
+    if buf is None:
+        return
+    handle = arg(buf, Buffer, "buffer", "BUF-4")
+    lib.ggspec_backend_buffer_free(handle.ptr)
+    handle.kill("buffer_free")
+
+
+def buffer_get_base(buf: Buffer) -> int:
     """BUF-5: the base address; SpecViolation instead of an abort when it is NULL."""
-    entry = not_null(buf, "buffer", "BUF-5").iface.get_base
-    require(entry != ffi.NULL and entry(buf) != ffi.NULL, "BUF-5")
-    return int(ffi.cast("uintptr_t", lib.ggspec_backend_buffer_get_base(buf)))
+    b = ptr(buf, Buffer, "buffer", "BUF-5")
+    entry = b.iface.get_base
+    require(entry != ffi.NULL and entry(b) != ffi.NULL, "BUF-5")
+    return int(ffi.cast("uintptr_t", lib.ggspec_backend_buffer_get_base(b)))
 
 
-def buffer_get_size(buf: CData) -> int:
-    return int(lib.ggspec_backend_buffer_get_size(not_null(buf, "buffer", "BUF-6")))
+def buffer_get_size(buf: Buffer) -> int:
+    return int(lib.ggspec_backend_buffer_get_size(ptr(buf, Buffer, "buffer", "BUF-6")))
 
 
-def buffer_get_alignment(buf: CData) -> int:
-    return int(lib.ggspec_backend_buffer_get_alignment(not_null(buf, "buffer", "BUF-8")))
+def buffer_get_alignment(buf: Buffer) -> int:
+    return int(lib.ggspec_backend_buffer_get_alignment(ptr(buf, Buffer, "buffer", "BUF-8")))
 
 
-def buffer_get_alloc_size(buf: CData, tensor: CData) -> int:
-    return int(lib.ggspec_backend_buffer_get_alloc_size(not_null(buf, "buffer", "BUF-8"), not_null(tensor, "tensor", "BUF-8")))
+def buffer_get_alloc_size(buf: Buffer, tensor: Tensor) -> int:
+    b = ptr(buf, Buffer, "buffer", "BUF-8")
+    return int(lib.ggspec_backend_buffer_get_alloc_size(b, ptr(tensor, Tensor, "tensor", "BUF-8")))
 
 
-def buffer_clear(buf: CData, value: int) -> None:
-    if not 0 <= value <= 255:
-        raise ValueError(f"value is a uint8_t, got {value}")
-    lib.ggspec_backend_buffer_clear(not_null(buf, "buffer", "BUF-9"), value)
+def buffer_clear(buf: Buffer, value: int) -> None:
+    from ._lib import integer
+
+    b = ptr(buf, Buffer, "buffer", "BUF-9")
+    lib.ggspec_backend_buffer_clear(b, integer(value, "value (a uint8_t)", 0, 255))
 
 
-def buffer_is_host(buf: CData) -> bool:
-    return bool(lib.ggspec_backend_buffer_is_host(not_null(buf, "buffer", "BUF-10")))
+def buffer_is_host(buf: Buffer) -> bool:
+    return bool(lib.ggspec_backend_buffer_is_host(ptr(buf, Buffer, "buffer", "BUF-10")))
 
 
-def buffer_set_usage(buf: CData, usage: int) -> None:
-    """BUF-11: any value of the enum's C type is stored (rc.8 does not check it)."""
+def buffer_set_usage(buf: Buffer, usage: BufferUsage | int) -> None:
+    b = ptr(buf, Buffer, "buffer", "BUF-11")
     if isinstance(usage, bool) or not isinstance(usage, int):
-        raise TypeError(f"usage is an enum ggml_backend_buffer_usage (an int), got {type(usage).__name__}")
-    if not 0 <= usage <= USAGE_MAX:
-        raise ValueError(f"usage is an enum ggml_backend_buffer_usage (unsigned int), got {usage}")
-    lib.ggspec_backend_buffer_set_usage(not_null(buf, "buffer", "BUF-11"), usage)
+        raise TypeError(f"usage must be a BufferUsage, got {type(usage).__name__}")
+    lib.ggspec_backend_buffer_set_usage(b, int(BufferUsage(usage)))
 
 
-def buffer_get_type(buf: CData) -> CData:
-    return lib.ggspec_backend_buffer_get_type(not_null(buf, "buffer", "BUF-12"))
+def buffer_get_type(buf: Buffer) -> BufferType:
+    found = BufferType.wrap(lib.ggspec_backend_buffer_get_type(ptr(buf, Buffer, "buffer", "BUF-12")))
+    assert found is not None  # every buffer has a type (BUF-12)
+    return found
 
 
-def buffer_reset(buf: CData) -> None:
-    lib.ggspec_backend_buffer_reset(not_null(buf, "buffer", "BUF-13"))
+def buffer_reset(buf: Buffer) -> None:
+    lib.ggspec_backend_buffer_reset(ptr(buf, Buffer, "buffer", "BUF-13"))

@@ -1,37 +1,63 @@
-"""Checked wrapper: the virtual device backend."""
+"""Checked wrapper: the virtual device backend. Its functions refuse a CPU backend or buffer
+(UsageError) instead of letting the C code abort."""
 
 from __future__ import annotations
 
+from ggspec.reference.clauses import UsageError
 from ggspec.reference.vdev import VDevParams
 
-from ._lib import CData, ffi, lib, not_null
+from ._lib import SIZE_MAX, Backend, Buffer, CData, arg, ffi, integer, lib, size_t
 
 
-def vdev_init(params: VDevParams | None = None) -> CData:
+def vdev_init(params: VDevParams | None = None) -> Backend:
     """A new virtual device and its backend (see reference/vdev.py for the knobs)."""
-    params = params or VDevParams()
-    if params.alignment < 1 or params.alloc_pad < 0:
-        raise ValueError(f"alignment must be >= 1 and alloc_pad >= 0, got {params}")
+    if params is None:
+        params = VDevParams()
+    if not isinstance(params, VDevParams):
+        raise TypeError(f"params must be VDevParams, got {type(params).__name__}")
+    integer(params.alignment, "alignment", 1, SIZE_MAX)
+    integer(params.alloc_pad, "alloc_pad", 0, SIZE_MAX)
+    if not isinstance(params.name, str):
+        raise TypeError(f"name must be a str, got {type(params.name).__name__}")
     name = ffi.new("char[]", params.name.encode())
     mask = sum(1 << int(op) for op in params.ops)
     p = ffi.new("struct ggspec_vdev_params *", {
-        "name": name, "alignment": params.alignment, "lazy": params.lazy,
-        "async_entries": params.async_entries, "buffer_cpy_tensor": params.buffer_cpy_tensor,
-        "cpy_tensor_async": params.cpy_tensor_async, "alloc_pad": params.alloc_pad,
+        "name": name, "alignment": params.alignment, "lazy": bool(params.lazy),
+        "async_entries": bool(params.async_entries), "buffer_cpy_tensor": bool(params.buffer_cpy_tensor),
+        "cpy_tensor_async": bool(params.cpy_tensor_async), "alloc_pad": params.alloc_pad,
         "ops_mask": [mask & (2**64 - 1), mask >> 64],
     })
-    return lib.ggspec_vdev_init(p)
+    b = Backend.wrap(lib.ggspec_vdev_init(p))
+    if b is None:
+        raise MemoryError("ggspec_vdev_init returned NULL")
+    return b
 
 
-def vdev_read(buf: CData, offset: int, size: int) -> bytes:
+def _device_buffer(buf: object) -> CData:
+    b = arg(buf, Buffer, "buffer", "BACK-8").ptr
+    if bool(lib.ggspec_backend_buffer_is_host(b)):
+        raise UsageError("BACK-8", "not a virtual device buffer")
+    return b
+
+
+def _device_backend(backend: object) -> CData:
+    b = arg(backend, Backend, "backend", "BACK-9").ptr
+    if not bool(lib.ggspec_backend_is_vdev(b)):
+        raise UsageError("BACK-9", "not a virtual device backend")
+    return b
+
+
+def vdev_read(buf: Buffer, offset: int, size: int) -> bytes:
     """Test hook: raw bytes of a device buffer (the queue is not drained)."""
-    total = int(lib.ggspec_backend_buffer_get_size(not_null(buf, "buffer", "BACK-8")))
-    if offset < 0 or size < 0 or offset + size > total:
+    b = _device_buffer(buf)
+    offset, size = size_t(offset, "offset"), size_t(size)
+    total = int(lib.ggspec_backend_buffer_get_size(b))
+    if offset + size > total:
         raise ValueError(f"[{offset}, {offset + size}) is outside a buffer of {total} bytes")
     out = ffi.new("uint8_t[]", max(size, 1))
-    lib.ggspec_vdev_read(buf, offset, out, size)
+    lib.ggspec_vdev_read(b, offset, out, size)
     return bytes(ffi.buffer(out, size))
 
 
-def vdev_pending(backend: CData) -> int:
-    return int(lib.ggspec_vdev_pending(not_null(backend, "backend", "BACK-9")))
+def vdev_pending(backend: Backend) -> int:
+    return int(lib.ggspec_vdev_pending(_device_backend(backend)))

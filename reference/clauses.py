@@ -129,6 +129,12 @@ class UsageError(SpecError, TypeError):
     """The caller passed something the C API cannot even express (a wrong Python type)."""
 
 
+class UseAfterFree(UndefinedBehaviour):
+    """An object is used after it was freed, or after what it depends on was (a context's
+    tensors, a buffer's tensors). rc.8 reads freed memory here; the reference and native/'s
+    wrapper raise this instead."""
+
+
 def require(cond: bool, clause_id: str) -> None:
     """Enforce the assert-kind clause `clause_id`: raise SpecViolation when `cond` is false."""
     if not cond:

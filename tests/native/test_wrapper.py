@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from ggspec.native import backend, buffer, copy, cpu, registry, tdata, tensor, vdev
-from ggspec.reference.clauses import SpecViolation, UsageError
+from ggspec.reference.clauses import SpecViolation, UndefinedBehaviour, UsageError, UseAfterFree
 from ggspec.reference.types import GGMLType
 from ggspec.reference.vdev import VDevParams
 from hypothesis import given
@@ -70,11 +70,92 @@ def test_misuse_is_typed(ctx) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_null_base_is_a_spec_violation() -> None:
-    buf = cpu.cpu_buffer_from_ptr(__import__("ggspec.native._lib", fromlist=["ffi"]).ffi.new("uint8_t[]", 8), 8)
+    buf = cpu.cpu_buffer_from_ptr(bytearray(8), 8)
     assert buffer.buffer_get_base(buf) != 0
-    from ggspec.native._lib import ffi, lib
-
-    null_buf = lib.ggspec_backend_cpu_buffer_from_ptr(ffi.NULL, 8)
+    null_buf = cpu.cpu_buffer_from_ptr(None, 0)
     with pytest.raises(SpecViolation) as err:
         buffer.buffer_get_base(null_buf)
     assert err.value.clause_id == "BUF-5"
+
+
+def test_freed_objects_and_their_dependents_raise_use_after_free() -> None:
+    c = tensor.init(1 << 16)
+    b = cpu.cpu_init()
+    buf = backend.backend_alloc_buffer(b, 256)
+    t = tensor.new_tensor(c, GGMLType.F32, [8])
+    tdata.tensor_alloc(buf, t, 0)
+    v = tensor.view(tensor.init(1 << 16), t, [4], [], 0)
+    buffer.buffer_free(buf)
+    for call in (lambda: buffer.buffer_get_size(buf), lambda: tdata.tensor_set(t, bytes(4)), lambda: tensor.nbytes(v),
+                 lambda: buffer.buffer_free(buf)):
+        with pytest.raises(UseAfterFree):
+            call()
+    buffer.buffer_free(None)  # BUF-4: a no-op
+    t2 = tensor.new_tensor(c, GGMLType.F32, [8])
+    tensor.free(c)
+    with pytest.raises(UseAfterFree):
+        tensor.nbytes(t2)
+    with pytest.raises(UseAfterFree):
+        tensor.free(c)
+    backend.backend_free(b)
+    with pytest.raises(UseAfterFree):
+        backend.backend_name(b)
+
+
+def test_wrong_kinds_and_foreign_pointers_are_refused(ctx) -> None:  # type: ignore[no-untyped-def]
+    from ggspec.native._lib import lib
+
+    with pytest.raises(UsageError):
+        vdev.vdev_pending(cpu.cpu_init())
+    with pytest.raises(UsageError):
+        buffer.buffer_name(cpu.cpu_init())  # type: ignore[arg-type]
+    with pytest.raises(UsageError):
+        backend.backend_name(lib.ggspec_backend_cpu_init())  # a bare pointer is not a handle
+    with pytest.raises(UsageError):
+        tensor.view(None, tensor.new_tensor(ctx, GGMLType.F32, [4]), [2], [], 0)  # type: ignore[arg-type]
+    with pytest.raises(UsageError):
+        registry.reg_register("x", None, cpu.cpu_buffer_type())
+    with pytest.raises(UsageError):
+        registry.reg_register("x", lib.ggspec_py_init_fn, None)  # type: ignore[arg-type]
+
+
+def test_buffer_from_ptr_needs_writable_memory_of_the_size() -> None:
+    with pytest.raises(TypeError):
+        cpu.cpu_buffer_from_ptr(bytes(64), 64)
+    with pytest.raises(ValueError):
+        cpu.cpu_buffer_from_ptr(bytearray(16), 64)
+    np = pytest.importorskip("numpy")
+    arr = np.zeros(64, dtype=np.uint8)
+    buf = cpu.cpu_buffer_from_ptr(arr, 64)
+    buffer.buffer_clear(buf, 7)
+    assert arr.tolist() == [7] * 64
+
+
+def test_a_view_reaching_past_its_buffer_is_refused_before_c(ctx) -> None:  # type: ignore[no-untyped-def]
+    buf = backend.backend_alloc_buffer(cpu.cpu_init(), 64)
+    root = tensor.new_tensor(ctx, GGMLType.F32, [16])
+    tdata.tensor_alloc(buf, root, 0)
+    wide = tensor.view(ctx, root, [1, 4], [4096], 0)  # passes CORE-5: 16 bytes of data, strides of 4 KiB
+    with pytest.raises(UndefinedBehaviour):
+        tdata.tensor_set(wide, bytes(tensor.nbytes(wide)))
+    with pytest.raises(UndefinedBehaviour):
+        tdata.tensor_get(wide, 0, tensor.nbytes(wide))
+    tdata.tensor_set(wide, bytes(4))  # the first row is inside
+
+
+def test_async_host_memory_is_checked_and_kept_alive() -> None:
+    c = tensor.init(1 << 16)
+    dev = vdev.vdev_init(VDevParams(lazy=True))
+    buf = backend.backend_alloc_buffer(dev, 64)
+    t = tensor.new_tensor(c, GGMLType.F32, [4])
+    tdata.tensor_alloc(buf, t, 0)
+    with pytest.raises(UsageError):
+        tdata.tensor_set_async(dev, t, None, 0, 16)
+    with pytest.raises(TypeError):
+        tdata.tensor_get_async(dev, t, bytes(16), 0, 16)  # read-only
+    tdata.tensor_set_async(dev, t, bytes(range(16)), 0, 16)  # a temporary: the wrapper keeps it
+    out = bytearray(16)
+    tdata.tensor_get_async(dev, t, out, 0, 16)
+    backend.backend_synchronize(dev)
+    assert bytes(out) == bytes(range(16))
+    tensor.free(c)
