@@ -1,6 +1,6 @@
 """Clauses: the catalogue read from spec/, and the two ways the model enforces them.
 
-A clause head in spec/*.md looks like::
+A clause head in `spec/*.md` looks like::
 
     ### TDATA-3: tensor_set stays inside the tensor
     - kind: assert

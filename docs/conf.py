@@ -1,0 +1,45 @@
+"""Sphinx configuration of the ggspec site.
+
+Build it with `python docs/build.py OUT` (it stages docs/ and spec/ with the generated pages
+into OUT/_source and runs Sphinx on that with this file as configuration, warnings as errors).
+Sphinx + MyST-Parser: MyST reads the existing markdown of docs/ and spec/ unchanged, and autodoc
+renders the reference model's API from its docstrings.
+"""
+
+from sphinx.application import Sphinx
+
+project = "ggspec"
+author = "the ggspec authors"
+copyright = "2026, the ggspec authors"  # noqa: A001 - Sphinx's name
+extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.viewcode"]
+root_doc = "docs/index"
+source_suffix = {".md": "markdown"}
+exclude_patterns = ["_extra/**", "docs/examples/**"]
+# GitHub-style anchors for ## and ### headings, so links such as
+# ../spec/tdata.md#tdata-4-tensor_set-writes-through-the-resolved-buffer keep working
+myst_heading_anchors = 3
+myst_enable_extensions = ["colon_fence"]
+# docstrings use `name` for code, as in markdown
+default_role = "literal"
+autodoc_member_order = "bysource"
+autodoc_typehints = "signature"
+html_theme = "alabaster"
+html_title = "ggspec: the ggml-backend specification"
+html_static_path = ["_static"]
+html_css_files = ["ggspec.css"]
+html_theme_options = {"page_width": "1240px", "sidebar_width": "230px"}
+# spec/ writes every clause head as ### (its machine-readable format, reference/clauses.py), also
+# where a chapter has no ## section above it: that jump is by design
+suppress_warnings = ["myst.header"]
+
+
+def _only_our_modules(app: Sphinx, doctree: object) -> None:
+    """viewcode lists in _modules/index.html modules it found on inherited members (`builtins`,
+    `_abc`) but writes no page for them: keep only ggspec's."""
+    modules = getattr(app.env, "_viewcode_modules", {})
+    for name in [m for m in modules if not m.startswith("ggspec.")]:
+        del modules[name]
+
+
+def setup(app: Sphinx) -> None:
+    app.connect("doctree-read", _only_our_modules, priority=600)
