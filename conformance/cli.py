@@ -94,6 +94,7 @@ def _check(args: argparse.Namespace) -> int:
     names = select(checks, args.select, args.deselect) if (args.select or args.deselect) else None
     known_path = Path(args.known) if args.known else None if args.no_known else known_mod.default_for(args.target)
     known = known_mod.load(known_path, checks) if known_path is not None else []
+    base = report.load_json(Path(args.baseline)) if args.baseline else None  # a bad file: one line, before the run
     _cache_writable(args.target)
     profile = Profile(args.profile) if args.profile else default_profile(args.target)
     cfg = RunConfig(args.target, profile, size=args.size, max_examples=args.max_examples, derandomize=args.derandomize)
@@ -115,12 +116,21 @@ def _check(args: argparse.Namespace) -> int:
     if names is not None:
         found = [v for v in found if v.status != "uncovered"]
     print(report.table(found, cfg, results, verbose=args.verbose, seconds=elapsed))
+    changes = None
+    if base is not None:
+        from . import baseline
+
+        changes = baseline.compare(base, found, {"target": cfg.target, "profile": cfg.profile.value, "seed": cfg.seed})
+        print("\n".join(baseline.lines(changes, args.baseline)))
     if args.json:
-        report.write_json(Path(args.json), found, results, cfg, started=started, seconds=elapsed)
+        report.write_json(Path(args.json), found, results, cfg, started=started, seconds=elapsed,
+                          baseline=changes.to_json() if changes is not None else None)
     if args.junit:
         report.write_junit(Path(args.junit), found, cfg, results, seconds=elapsed)
     if args.html:
         report.write_html(Path(args.html), found, results, cfg, started=started, seconds=elapsed)
+    if changes is not None:  # the gate: only a clause newly failing fails the run
+        return 1 if changes.regressed else 0
     failing = [v for v in found if v.status in ("fail", "crash")]
     uncovered = [v for v in found if v.status == "uncovered"]
     xpass = [v for v in found if v.status == "xpass"]
@@ -257,6 +267,9 @@ def main(argv: list[str] | None = None) -> int:
     chk.add_argument("--json", metavar="FILE", help="write the JSON report here")
     chk.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here")
     chk.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page here")
+    chk.add_argument("--baseline", metavar="OLD.json",
+                     help="compare with an earlier JSON report: list newly failing, newly passing and now unsupported "
+                          "clauses; exit 1 only when a clause fails that did not fail in OLD.json")
     chk.add_argument("--strict", action="store_true", help="also fail when a clause is uncovered or a known failure passed")
     chk.add_argument("--quiet", action="store_true", help="no progress lines")
     chk.add_argument("-v", "--verbose", action="store_true", help="show each failure's whole difference, not its first lines")

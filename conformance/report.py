@@ -239,8 +239,9 @@ def _native_library(module: str) -> Path | None:
 
 def to_json(verdicts: list[ClauseVerdict], results: list[CheckResult], cfg: RunConfig,
             started: datetime | None = None, seconds: float | None = None,
-            target: dict[str, Any] | None = None, shard: str | None = None) -> dict[str, object]:
-    return {
+            target: dict[str, Any] | None = None, shard: str | None = None,
+            baseline: dict[str, Any] | None = None) -> dict[str, object]:
+    out: dict[str, object] = {
         "format": FORMAT,
         "summary": summary(verdicts),
         "versions": versions(),
@@ -267,6 +268,9 @@ def to_json(verdicts: list[ClauseVerdict], results: list[CheckResult], cfg: RunC
             for r in results
         ],
     }
+    if baseline is not None:
+        out["baseline"] = baseline
+    return out
 
 
 def from_json(data: dict[str, Any]) -> tuple[list[ClauseVerdict], list[CheckResult]]:

@@ -1,0 +1,61 @@
+"""Gates a CI job can use: `ggspec check --baseline OLD.json` exits 0 on an unchanged run and 1 on a
+planted regression; `ggspec compare` exits 1 when a column fails unless --no-gate; two shards
+merged (`ggspec merge`) give the verdicts of one run on the same seed.
+
+The failing runs are native held to the rc8 profile: native implements `fixed`, so the erratum
+clause TDATA-3 (tensor_set with an offset that wraps) fails there, deterministically.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ERRATUM_CHECK = "tdata.set_offset_wraps"  # TDATA-3: passes under fixed, fails under rc8 on native
+SMALL = ["--max-examples", "3", "--seed", "11", "--quiet", "--no-c-reproducers"]
+
+
+def ggspec(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "ggspec.conformance", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+
+
+def test_baseline_passes_an_unchanged_run_and_catches_a_regression(tmp_path: Path) -> None:
+    old = tmp_path / "old.json"
+    first = ggspec("check", "--profile", "rc8", "--select", ERRATUM_CHECK, "--select", "tdata.set_writes_the_range",
+                   *SMALL, "--json", str(old))
+    assert first.returncode == 1, first.stderr[-2000:]  # TDATA-3 fails: a run without a baseline fails
+    statuses = {c["id"]: c["status"] for c in json.loads(old.read_text())["clauses"]}
+    assert statuses["TDATA-3"] in ("fail", "crash") and statuses["TDATA-4"] == "pass"
+
+    again = ggspec("check", "--profile", "rc8", "--select", ERRATUM_CHECK, "--select", "tdata.set_writes_the_range",
+                   *SMALL, "--baseline", str(old), "--json", str(tmp_path / "again.json"))
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    assert "no clause changed" in again.stdout and "no regression" in again.stdout
+    assert json.loads((tmp_path / "again.json").read_text())["baseline"]["regressed"] is False
+
+    planted = json.loads(old.read_text())  # the baseline says TDATA-3 passed: now it is a regression
+    for c in planted["clauses"]:
+        if c["id"] == "TDATA-3":
+            c["status"] = "pass"
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(planted))
+    regressed = ggspec("check", "--profile", "rc8", "--select", ERRATUM_CHECK, "--select", "tdata.set_writes_the_range",
+                       *SMALL, "--baseline", str(edited))
+    assert regressed.returncode == 1, regressed.stdout[-2000:]
+    assert "newly failing (1): TDATA-3 (pass -> " in regressed.stdout and "REGRESSION" in regressed.stdout
+
+    fixed = ggspec("check", "--select", ERRATUM_CHECK, *SMALL, "--baseline", str(old))  # native under fixed passes
+    assert fixed.returncode == 0, fixed.stdout[-2000:]
+    assert "newly passing (1): TDATA-3 (" in fixed.stdout and "note: profile was 'rc8'" in fixed.stdout
+
+
+def test_a_bad_baseline_is_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    proc = ggspec("check", "--select", ERRATUM_CHECK, *SMALL, "--baseline", str(bad))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1 and "bad.json: not JSON" in proc.stderr
