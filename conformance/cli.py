@@ -147,10 +147,11 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from .compare import parse_target, run_columns, table, write_html
+    from .compare import parse_target, run_compare
 
     _counts(args)
     _writable("--html", args.html)
+    _writable("--json", args.json)
     for spec in args.targets:  # fail early, with one line, on a target that cannot load
         target, profile = parse_target(spec)
         _cache_writable(target)
@@ -161,12 +162,7 @@ def _compare(args: argparse.Namespace) -> int:
     cfg = RunConfig("native", Profile.FIXED, size=args.size, max_examples=args.max_examples, c_reproducers=False)
     if args.seed is not None:
         cfg.seed = args.seed
-    print(f"ggspec compare: {' '.join(args.targets)}, size {cfg.size}, seed {cfg.seed}", file=sys.stderr, flush=True)
-    columns = run_columns(args.targets, cfg, progress=not args.quiet)
-    print(table(columns))
-    if args.html:
-        write_html(Path(args.html), columns, cfg.seed)
-    return 0
+    return run_compare(args, cfg)
 
 
 def _c_reproducer_lines(results: list[CheckResult]) -> list[str]:
@@ -301,6 +297,11 @@ def main(argv: list[str] | None = None) -> int:
     cmp.add_argument("--max-examples", type=int, help="override the examples per check")
     cmp.add_argument("--seed", type=int, help="hypothesis seed, the same for every target (printed when not given)")
     cmp.add_argument("--html", metavar="FILE", help="also write the table as an HTML page")
+    cmp.add_argument("--json", metavar="FILE", help="also write the comparison as JSON")
+    cmp.add_argument("--select", action="append", metavar="PATTERN", help="only these checks (as for check; repeatable)")
+    cmp.add_argument("--deselect", action="append", metavar="PATTERN", help="leave these checks out (repeatable)")
+    cmp.add_argument("--only-differences", action="store_true", help="only the clauses whose statuses differ")
+    cmp.add_argument("--no-gate", action="store_true", help="exit 0 even when a column fails (default: exit 1)")
     cmp.add_argument("--quiet", action="store_true", help="no progress lines")
     cmp.set_defaults(func=_compare)
     args = parser.parse_args(argv)

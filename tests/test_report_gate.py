@@ -59,3 +59,25 @@ def test_a_bad_baseline_is_one_line(tmp_path: Path) -> None:
     proc = ggspec("check", "--select", ERRATUM_CHECK, *SMALL, "--baseline", str(bad))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "bad.json: not JSON" in proc.stderr
+
+
+def test_compare_gates_names_its_targets_and_writes_json(tmp_path: Path) -> None:
+    out = tmp_path / "cmp.json"
+    proc = ggspec("compare", "native", "native@rc8", "--select", ERRATUM_CHECK, "--select", "tdata.set_writes_the_range",
+                  "--max-examples", "3", "--seed", "11", "--json", str(out), "--only-differences")
+    assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]  # native@rc8 fails TDATA-3
+    assert "column 2/2: native@rc8" in proc.stderr and "native@rc8: [  1/2]" in proc.stderr
+    rows = [line.split()[0] for line in proc.stdout.splitlines() if line[:1].isupper() and "-" in line.split()[0]]
+    assert rows == ["TDATA-3"], proc.stdout  # TDATA-4 passes in both columns: left out
+    data = json.loads(out.read_text())
+    assert data["verdict"] == "fail" and [c["label"] for c in data["columns"]] == ["native@fixed", "native@rc8"]
+    assert data["clauses"][0]["statuses"]["native@fixed"] == "pass"
+    assert data["clauses"][0]["statuses"]["native@rc8"] in ("fail", "crash")
+    assert data["clauses"][0]["details"]["native@rc8"].startswith("tdata.set_offset_wraps: ")
+    assert [c["status"] for c in data["columns"][1]["checks"] if c["name"] == ERRATUM_CHECK] in (["fail"], ["crash"])
+    quiet = ggspec("compare", "native", "native@rc8", "--select", ERRATUM_CHECK, "--max-examples", "3", "--seed", "11",
+                   "--quiet", "--no-gate")
+    assert quiet.returncode == 0, quiet.stderr[-2000:]
+    same = ggspec("compare", "native", "reference", "--select", "tdata.set_writes_the_range", "--max-examples", "3",
+                  "--seed", "11", "--quiet")
+    assert same.returncode == 0, same.stderr[-2000:]
