@@ -92,6 +92,10 @@ def _check(args: argparse.Namespace) -> int:
         _writable(f"--{option}", getattr(args, option, None))
     checks = load_checks()
     names = select(checks, args.select, args.deselect) if (args.select or args.deselect) else None
+    if args.shard:  # a deterministic 1/N of the selection (merge.py)
+        from .merge import parse_shard, shard_of
+
+        names = shard_of(names if names is not None else sorted(checks), parse_shard(args.shard))
     known_path = Path(args.known) if args.known else None if args.no_known else known_mod.default_for(args.target)
     known = known_mod.load(known_path, checks) if known_path is not None else []
     base = report.load_json(Path(args.baseline)) if args.baseline else None  # a bad file: one line, before the run
@@ -113,7 +117,7 @@ def _check(args: argparse.Namespace) -> int:
     results = run_all(cfg, names, progress=None if args.quiet else print_progress)
     elapsed = time.monotonic() - t0
     found = known_mod.apply(verdicts(results), known, cfg.target)
-    if names is not None:
+    if names is not None:  # a selection or a shard reports the clauses it covers (merge adds back the rest)
         found = [v for v in found if v.status != "uncovered"]
     print(report.table(found, cfg, results, verbose=args.verbose, seconds=elapsed))
     changes = None
@@ -124,7 +128,8 @@ def _check(args: argparse.Namespace) -> int:
         print("\n".join(baseline.lines(changes, args.baseline)))
     if args.json:
         report.write_json(Path(args.json), found, results, cfg, started=started, seconds=elapsed,
-                          baseline=changes.to_json() if changes is not None else None)
+                          baseline=changes.to_json() if changes is not None else None, shard=args.shard,
+                          selection={"select": args.select or [], "deselect": args.deselect or []})
     if args.junit:
         report.write_junit(Path(args.junit), found, cfg, results, seconds=elapsed)
     if args.html:
@@ -163,6 +168,14 @@ def _compare(args: argparse.Namespace) -> int:
     if args.seed is not None:
         cfg.seed = args.seed
     return run_compare(args, cfg)
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from .merge import run_merge
+
+    for option in ("json", "junit", "html"):
+        _writable(f"--{option}", getattr(args, option, None))
+    return run_merge(args)
 
 
 def _c_reproducer_lines(results: list[CheckResult]) -> list[str]:
@@ -263,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
     chk.add_argument("--json", metavar="FILE", help="write the JSON report here")
     chk.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here")
     chk.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page here")
+    chk.add_argument("--shard", metavar="K/N",
+                     help="run the K-th of N deterministic parts of the selected checks (join the JSON reports with merge)")
     chk.add_argument("--baseline", metavar="OLD.json",
                      help="compare with an earlier JSON report: list newly failing, newly passing and now unsupported "
                           "clauses; exit 1 only when a clause fails that did not fail in OLD.json")
@@ -290,6 +305,13 @@ def main(argv: list[str] | None = None) -> int:
                      help=f"number of backends, 1 to {MAX_BACKENDS}: N-1 virtual devices and the CPU")
     exp.add_argument("--svg", metavar="FILE", help="where to write the drawing (default <source>.svg)")
     exp.set_defaults(func=_explain)
+    mrg = sub.add_parser("merge", help="join the JSON reports of the shards of one run (check --shard K/N) into one")
+    mrg.add_argument("reports", nargs="+", metavar="REPORT.json", help="the shards' JSON reports")
+    mrg.add_argument("--json", metavar="FILE", help="write the merged JSON report here")
+    mrg.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here")
+    mrg.add_argument("--html", metavar="FILE", help="write the HTML page here")
+    mrg.add_argument("-v", "--verbose", action="store_true", help="show each failure's whole difference")
+    mrg.set_defaults(func=_merge)
     cmp = sub.add_parser("compare", help="several targets side by side: one clause x target table")
     cmp.add_argument("targets", nargs="+", metavar="TARGET[@PROFILE]",
                      help="e.g. native rc8 rc8@fixed external:ggml_:INCLUDE_DIR:LIBRARY (default profile: the target's)")

@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from . import ubseen
 from .runner import CheckResult, ClauseVerdict, RunConfig
 
 STATUSES = ("pass", "fail", "crash", "unsupported", "uncovered", "xfail", "xpass")  # runner.STATUSES
@@ -240,7 +241,7 @@ def _native_library(module: str) -> Path | None:
 def to_json(verdicts: list[ClauseVerdict], results: list[CheckResult], cfg: RunConfig,
             started: datetime | None = None, seconds: float | None = None,
             target: dict[str, Any] | None = None, shard: str | None = None,
-            baseline: dict[str, Any] | None = None) -> dict[str, object]:
+            baseline: dict[str, Any] | None = None, selection: dict[str, list[str]] | None = None) -> dict[str, object]:
     out: dict[str, object] = {
         "format": FORMAT,
         "summary": summary(verdicts),
@@ -254,6 +255,7 @@ def to_json(verdicts: list[ClauseVerdict], results: list[CheckResult], cfg: RunC
         "seed": cfg.seed,
         "examples": cfg.examples,
         "shard": shard,
+        "selection": selection,
         "interrupted": cfg.interrupted or None,  # "SIGINT" / "SIGTERM": the checks below are those that finished
         "load_error": cfg.load_error or None,  # the target could not be loaded: every check has that verdict
         "clauses": [
@@ -264,9 +266,12 @@ def to_json(verdicts: list[ClauseVerdict], results: list[CheckResult], cfg: RunC
         "checks": [
             {"name": r.check, "clauses": list(r.clauses), "status": r.status, "examples": r.examples,
              "seconds": round(r.seconds, 3), "detail": r.detail,
-             "errata": {cid: {"status": st, "detail": d} for cid, (st, d) in r.errata.items()}}
+             "errata": {cid: {"status": st, "detail": d} for cid, (st, d) in r.errata.items()},
+             "undefined_behaviour": {cid: {"status": st, "detail": d} for cid, (st, d) in r.ub.items()}}
             for r in results
         ],
+        # per undefined-behaviour clause: did the target misbehave where the spec says (ubseen.py)
+        "undefined_behaviour": ubseen.summary(results),
     }
     if baseline is not None:
         out["baseline"] = baseline

@@ -81,3 +81,25 @@ def test_compare_gates_names_its_targets_and_writes_json(tmp_path: Path) -> None
     same = ggspec("compare", "native", "reference", "--select", "tdata.set_writes_the_range", "--max-examples", "3",
                   "--seed", "11", "--quiet")
     assert same.returncode == 0, same.stderr[-2000:]
+
+
+def test_two_shards_merged_equal_one_run(tmp_path: Path) -> None:
+    selection = ["--select", "tdata.set_writes_the_range", "--select", "tdata.get_reads_the_range",
+                 "--select", "tdata.views_use_the_roots_buffer", "--select", ERRATUM_CHECK]
+    one = ggspec("check", "--profile", "rc8", *selection, *SMALL, "--json", str(tmp_path / "one.json"))
+    shards = [ggspec("check", "--profile", "rc8", *selection, *SMALL, "--shard", f"{k}/2", "--json", str(tmp_path / f"s{k}.json"))
+              for k in (1, 2)]
+    assert one.returncode == 1 and {s.returncode for s in shards} <= {0, 1}
+    names = [{c["name"] for c in json.loads((tmp_path / f"s{k}.json").read_text())["checks"]} for k in (1, 2)]
+    assert names[0] and names[1] and not names[0] & names[1]
+    merged = ggspec("merge", str(tmp_path / "s1.json"), str(tmp_path / "s2.json"), "--json", str(tmp_path / "m.json"))
+    assert merged.returncode == 1, merged.stderr[-2000:]  # TDATA-3 fails in the merged run as in one run
+    a, b = json.loads((tmp_path / "one.json").read_text()), json.loads((tmp_path / "m.json").read_text())
+    assert [(c["id"], c["status"], c["examples"]) for c in a["clauses"]] == [(c["id"], c["status"], c["examples"])
+                                                                           for c in b["clauses"]]
+    assert sorted(c["name"] for c in a["checks"]) == [c["name"] for c in b["checks"]]
+    assert a["summary"] == b["summary"]
+    overlap = ggspec("merge", str(tmp_path / "s1.json"), str(tmp_path / "s1.json"))
+    assert overlap.returncode == 2 and "in two reports" in overlap.stderr
+    bad = ggspec("check", "--select", ERRATUM_CHECK, "--shard", "3/2")
+    assert bad.returncode == 2 and "expected K/N with 1 <= K <= N" in bad.stderr
