@@ -43,6 +43,8 @@ SOURCES: tuple[str, ...] = (
     "graph.c",
     "ops.c",
     "quants.c",
+    "simd.c",       # the kernels with a machine-specific form, chosen at run time
+    "simd_avx2.c",  # their AVX2 + FMA + F16C form (gcc target attributes, no -march)
     "alloc.c",
     "sched.c",
     "graph_copy.c",

@@ -31,6 +31,7 @@
 
 #include "assert.h"
 #include "internal.h"
+#include "simd.h"
 
 /* names */
 
@@ -753,6 +754,7 @@ static void compute_binary(struct ggspec_tensor * dst, int ith, int nth, void * 
 
     const bool all_f32 = a->type == GGSPEC_TYPE_F32 && b->type == GGSPEC_TYPE_F32 && dst->type == GGSPEC_TYPE_F32 &&
                          a->nb[0] == sizeof(float) && b->nb[0] == sizeof(float) && dst->nb[0] == sizeof(float);
+    const struct ggspec_simd * kernels = ggspec_internal_simd();
 
     for (int64_t r = r0; r < r1; r++) {
         const int64_t i1 = r % a->ne[1];
@@ -764,12 +766,12 @@ static void compute_binary(struct ggspec_tensor * dst, int ith, int nth, void * 
                             (i2 % b->ne[2]) * (int64_t)b->nb[2] + (i3 % b->ne[3]) * (int64_t)b->nb[3];
 
         if (all_f32) {
+            /* b's row once per b->ne[0] elements of a's row: whole runs, no index arithmetic */
             const float * x = (const float *)arow;
             const float * y = (const float *)brow;
             float *       z = (float *)drow;
-            for (int64_t k = 0; k < a->ne[0]; k++) {
-                const float v = y[k % b->ne[0]];
-                z[k] = is_add ? x[k] + v : x[k] * v;
+            for (int64_t k0 = 0; k0 < a->ne[0]; k0 += b->ne[0]) {
+                (is_add ? kernels->add_f32 : kernels->mul_f32)(b->ne[0], x + k0, y, z + k0);
             }
             continue;
         }
@@ -828,11 +830,23 @@ static void compute_unary(struct ggspec_tensor * dst, int ith, int nth) {
     GGSPEC_ASSERT((unsigned)op < GGSPEC_UNARY_OP_COUNT, "unknown unary op");
     ensure_tables();
 
+    /* the table functions on F32 rows of adjacent elements: whole rows through the table kernel */
+    const ggspec_fp16_t * table = op == GGSPEC_UNARY_OP_GELU       ? table_gelu
+                                : op == GGSPEC_UNARY_OP_GELU_QUICK ? table_gelu_quick
+                                : op == GGSPEC_UNARY_OP_SILU       ? table_silu
+                                                                   : NULL;
+    const bool rows_f32 = a->type == GGSPEC_TYPE_F32 && dst->type == GGSPEC_TYPE_F32 &&
+                          a->nb[0] == sizeof(float) && dst->nb[0] == sizeof(float);
+
     int64_t r0, r1;
     share(ggspec_nrows(a), ith, nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
         const char * x = row_ptr(a, r);
         char *       y = row_ptr(dst, r);
+        if (table != NULL && rows_f32) {
+            ggspec_internal_simd()->lookup_f16(table, a->ne[0], (const float *)x, (float *)y);
+            continue;
+        }
         for (int64_t k = 0; k < a->ne[0]; k++) {
             store_f(dst->type, y + k * (int64_t)dst->nb[0], unary_f32(op, load_f(a->type, x + k * (int64_t)a->nb[0])));
         }
@@ -851,6 +865,10 @@ static void compute_norm(struct ggspec_tensor * dst, int ith, int nth) {
     GGSPEC_ASSERT(eps > 0.0f, "eps > 0.0f");
 
     const int64_t n = a->ne[0];
+    const struct ggspec_simd * kernels = ggspec_internal_simd();
+    /* F32 rows of adjacent elements: the two sums by the (possibly SIMD) row kernels */
+    const bool row_f32 = a->type == GGSPEC_TYPE_F32 && a->nb[0] == sizeof(float);
+    const bool out_f32 = dst->type == GGSPEC_TYPE_F32 && dst->nb[0] == sizeof(float);
     int64_t r0, r1;
     share(ggspec_nrows(a), ith, nth, &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
@@ -858,20 +876,36 @@ static void compute_norm(struct ggspec_tensor * dst, int ith, int nth) {
         char *       y = row_ptr(dst, r);
 
         double sum = 0.0;
-        for (int64_t k = 0; k < n; k++) {
-            sum += (double)load_f(a->type, x + k * (int64_t)a->nb[0]);
+        if (row_f32) {
+            sum = kernels->sum_f32(n, (const float *)x);
+        } else {
+            for (int64_t k = 0; k < n; k++) {
+                sum += (double)load_f(a->type, x + k * (int64_t)a->nb[0]);
+            }
         }
         const float mean = (float)(sum / (double)n);
 
         double sum2 = 0.0;
-        for (int64_t k = 0; k < n; k++) {
-            const float v = load_f(a->type, x + k * (int64_t)a->nb[0]) - mean;
-            sum2 += (double)(v * v);
+        if (row_f32) {
+            sum2 = kernels->sum_sq_dev_f32(n, (const float *)x, mean);
+        } else {
+            for (int64_t k = 0; k < n; k++) {
+                const float v = load_f(a->type, x + k * (int64_t)a->nb[0]) - mean;
+                sum2 += (double)(v * v);
+            }
         }
         const float variance = (float)(sum2 / (double)n);
         const float scale = 1.0f / sqrtf(variance + eps);
 
         /* the centred value is recomputed (bit-identical) rather than kept, so dst may alias a */
+        if (row_f32 && out_f32) {
+            const float * xf = (const float *)x;
+            float *       yf = (float *)y;
+            for (int64_t k = 0; k < n; k++) {
+                yf[k] = (xf[k] - mean) * scale;
+            }
+            continue;
+        }
         for (int64_t k = 0; k < n; k++) {
             const float v = load_f(a->type, x + k * (int64_t)a->nb[0]) - mean;
             store_f(dst->type, y + k * (int64_t)dst->nb[0], v * scale);
@@ -896,6 +930,9 @@ static void compute_soft_max(struct ggspec_tensor * dst, int ith, int nth, void 
 
     const int64_t n = a->ne[0];
     float * w = thread_scratch(wdata, wsize, ith, n);
+    const struct ggspec_simd * kernels = ggspec_internal_simd();
+    const bool rows_f32 = a->type == GGSPEC_TYPE_F32 && a->nb[0] == sizeof(float) &&
+                          (mask == NULL || (mask->type == GGSPEC_TYPE_F32 && mask->nb[0] == sizeof(float)));
 
     int64_t r0, r1;
     share(ggspec_nrows(a), ith, nth, &r0, &r1);
@@ -904,30 +941,59 @@ static void compute_soft_max(struct ggspec_tensor * dst, int ith, int nth, void 
         char *       y = row_ptr(dst, r);
         const char * m = mask != NULL ? (const char *)mask->data + (r % mask->ne[1]) * (int64_t)mask->nb[1] : NULL;
 
-        for (int64_t k = 0; k < n; k++) {
-            w[k] = load_f(a->type, x + k * (int64_t)a->nb[0]);
-            w[k] *= scale;
-            if (m != NULL) {
-                w[k] += load_f(mask->type, m + k * (int64_t)mask->nb[0]);
+        if (rows_f32) {
+            const float * xf = (const float *)x;
+            const float * mf = (const float *)m;
+            for (int64_t k = 0; k < n; k++) {
+                w[k] = xf[k] * scale;
+                if (mf != NULL) {
+                    w[k] += mf[k];
+                }
+            }
+        } else {
+            for (int64_t k = 0; k < n; k++) {
+                w[k] = load_f(a->type, x + k * (int64_t)a->nb[0]);
+                w[k] *= scale;
+                if (m != NULL) {
+                    w[k] += load_f(mask->type, m + k * (int64_t)mask->nb[0]);
+                }
             }
         }
 
-        float max = -INFINITY;
-        for (int64_t k = 0; k < n; k++) {
-            max = max > w[k] ? max : w[k];
-        }
+        const float max = kernels->max_f32(n, w);
 
         double sum = 0.0;
-        for (int64_t k = 0; k < n; k++) {
-            if (w[k] == -INFINITY) {
-                w[k] = 0.0f;
-            } else {
-                w[k] = lookup(table_exp, w[k] - max);
-                sum += (double)w[k];
+        if (isfinite(max)) {
+            /*
+             * With a finite max, w = -inf gives exp(-inf - max) = 0 through the table too, so the
+             * whole row goes through the table kernel. The sum is exact in any order: every term
+             * is an F16 value in [0, 1], a multiple of 2^-24, so the double partial sums need at
+             * most 24 + log2(n) bits.
+             */
+            for (int64_t k = 0; k < n; k++) {
+                w[k] -= max;
+            }
+            kernels->lookup_f16(table_exp, n, w, w);
+            sum = kernels->sum_f32(n, w);
+        } else {
+            for (int64_t k = 0; k < n; k++) {
+                if (w[k] == -INFINITY) {
+                    w[k] = 0.0f;
+                } else {
+                    w[k] = lookup(table_exp, w[k] - max);
+                    sum += (double)w[k];
+                }
             }
         }
 
         const float inv = (float)(1.0 / sum);
+        if (dst->type == GGSPEC_TYPE_F32 && dst->nb[0] == sizeof(float)) {
+            float * yf = (float *)y;
+            for (int64_t k = 0; k < n; k++) {
+                yf[k] = w[k] * inv;
+            }
+            continue;
+        }
         for (int64_t k = 0; k < n; k++) {
             store_f(dst->type, y + k * (int64_t)dst->nb[0], w[k] * inv);
         }
@@ -1035,6 +1101,34 @@ static void compute_mul_mat(struct ggspec_tensor * dst, int ith, int nth, void *
         share(nr0, ith, nth, &a0, &a1);
     } else {
         share(nr1, ith, nth, &b0, &b1);
+    }
+
+    const struct ggspec_simd * kernels = ggspec_internal_simd();
+    if (kernels->gemm != NULL && (type == GGSPEC_TYPE_F32 || type == GGSPEC_TYPE_F16)) {
+        /* the thread's rows of b, in runs inside one matrix, as blocked matrix products */
+        for (int64_t j = b0; j < b1;) {
+            const int64_t i11 = j % b->ne[1];
+            const int64_t i12 = (j / b->ne[1]) % b->ne[2];
+            const int64_t i13 = j / (b->ne[1] * b->ne[2]);
+            const int64_t run = b1 - j < b->ne[1] - i11 ? b1 - j : b->ne[1] - i11;
+            const struct ggspec_gemm g = {
+                .m = run, .n = a1 - a0, .k = a->ne[0],
+                .x = packed ? bdata + (size_t)j * rs
+                            : bdata + i11 * (int64_t)b->nb[1] + i12 * (int64_t)b->nb[2] + i13 * (int64_t)b->nb[3],
+                .x_stride = packed ? rs : b->nb[1],
+                .x_type = vdt,
+                .y = (const char *)a->data + (i12 / r2) * (int64_t)a->nb[2] + (i13 / r3) * (int64_t)a->nb[3] +
+                     a0 * (int64_t)a->nb[1],
+                .y_stride = a->nb[1],
+                .y_type = type,
+                .c = (float *)((char *)dst->data + i11 * (int64_t)dst->nb[1] + i12 * (int64_t)dst->nb[2] +
+                               i13 * (int64_t)dst->nb[3]) + a0,
+                .c_stride = dst->nb[1],
+            };
+            kernels->gemm(&g);
+            j += run;
+        }
+        return;
     }
 
     for (int64_t j = b0; j < b1; j++) {

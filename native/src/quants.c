@@ -18,19 +18,7 @@
 
 #include "assert.h"
 #include "internal.h"
-
-struct block_q4_0 {
-    ggspec_fp16_t d;
-    uint8_t       qs[GGSPEC_QK4_0 / 2];
-};
-
-struct block_q8_0 {
-    ggspec_fp16_t d;
-    int8_t        qs[GGSPEC_QK8_0];
-};
-
-_Static_assert(sizeof(struct block_q4_0) == 18, "q4_0 block is 18 bytes");
-_Static_assert(sizeof(struct block_q8_0) == 34, "q8_0 block is 34 bytes");
+#include "simd.h"
 
 /* half precision */
 
@@ -423,7 +411,9 @@ static float dot_f16(int64_t n, const ggspec_fp16_t * x, const ggspec_fp16_t * y
 }
 
 /* q4_0 . q8_0: exact integer sum per block, then (sum * dx) * dy added in float */
-static float dot_q4_0_q8_0(int64_t n, const struct block_q4_0 * x, const struct block_q8_0 * y) {
+float ggspec_internal_dot_q4_0_q8_0_portable(int64_t n, const void * vx, const void * vy) {
+    const struct block_q4_0 * x = vx;
+    const struct block_q8_0 * y = vy;
     float sum = 0.0f;
     for (int64_t b = 0; b < n / GGSPEC_QK8_0; b++) {
         int isum = 0;
@@ -438,7 +428,9 @@ static float dot_q4_0_q8_0(int64_t n, const struct block_q4_0 * x, const struct 
 }
 
 /* q8_0 . q8_0: exact integer sum per block, then sum * (dx * dy) added in float */
-static float dot_q8_0_q8_0(int64_t n, const struct block_q8_0 * x, const struct block_q8_0 * y) {
+float ggspec_internal_dot_q8_0_q8_0_portable(int64_t n, const void * vx, const void * vy) {
+    const struct block_q8_0 * x = vx;
+    const struct block_q8_0 * y = vy;
     float sum = 0.0f;
     for (int64_t b = 0; b < n / GGSPEC_QK8_0; b++) {
         int isum = 0;
@@ -450,13 +442,13 @@ static float dot_q8_0_q8_0(int64_t n, const struct block_q8_0 * x, const struct 
     return sum;
 }
 
-/* x is a row of `type`, y a row of type's vec_dot_type */
+/* x is a row of `type`, y a row of type's vec_dot_type (the quantized ones through simd.h's kernels) */
 float ggspec_internal_vec_dot(enum ggspec_type type, int64_t n, const void * x, const void * y) {
     switch (type) {
         case GGSPEC_TYPE_F32:  return dot_f32(n, x, y);
         case GGSPEC_TYPE_F16:  return dot_f16(n, x, y);
-        case GGSPEC_TYPE_Q4_0: return dot_q4_0_q8_0(n, x, y);
-        case GGSPEC_TYPE_Q8_0: return dot_q8_0_q8_0(n, x, y);
+        case GGSPEC_TYPE_Q4_0: return ggspec_internal_simd()->dot_q4_0_q8_0(n, x, y);
+        case GGSPEC_TYPE_Q8_0: return ggspec_internal_simd()->dot_q8_0_q8_0(n, x, y);
         default:
             GGSPEC_ASSERT(false, "no dot product for this type");
             return 0.0f;

@@ -1,0 +1,373 @@
+/*
+ * simd_avx2.c - the kernels of simd.h for x86-64 CPUs with AVX2, FMA and F16C. The file is
+ * compiled for the x86-64 baseline like the rest; only the kernels carry the target
+ * attribute (through the pragma below), and ggspec_simd_avx2() hands them out only after
+ * asking the CPU.
+ *
+ * The matrix product is a packed, blocked GEMM: Y (the weights) is copied in blocks of
+ * GGSPEC_GEMM_KC x NC into panels of NR adjacent columns, X (b) in blocks of MC x KC into panels
+ * of MR rows, and an MR x NR micro-kernel keeps its tile of C in twelve AVX registers while it
+ * runs down k. Panels are zero-padded, so edge tiles compute like inner ones: every element of
+ * C is the F32 sum over its k-blocks (in order) of an FMA chain over the block (in order),
+ * whatever the tiling and the thread split.
+ */
+#include "simd.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+
+#include <immintrin.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "assert.h"
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+
+/* GEMM blocking: MR x NR registers; an MC x KC block of X fits L2, a KC x NR panel of Y L1 */
+#define MR 6
+#define NR 16
+#define MC 120
+#define NC 1024
+#define KC GGSPEC_GEMM_KC
+
+static int64_t min64(int64_t a, int64_t b) {
+    return a < b ? a : b;
+}
+
+/* row `r` of an F32 or F16 matrix as kc floats from column p0: a pointer into the row, or tmp */
+static const float * row_floats(const void * base, size_t stride, enum ggspec_type type, int64_t r,
+                                int64_t p0, int64_t kc, float * tmp) {
+    const char * row = (const char *)base + (size_t)r * stride;
+    if (type == GGSPEC_TYPE_F32) {
+        return (const float *)row + p0;
+    }
+    const ggspec_fp16_t * h = (const ggspec_fp16_t *)row + p0;
+    int64_t kk = 0;
+    for (; kk + 8 <= kc; kk += 8) {
+        _mm256_storeu_ps(tmp + kk, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + kk))));
+    }
+    for (; kk < kc; kk++) {
+        tmp[kk] = _cvtsh_ss(h[kk]);
+    }
+    return tmp;
+}
+
+/* rows r0 .. r0+rows-1, columns p0 .. p0+kc-1 into panels of `width` rows: dst[p][kk][w] */
+static void pack(const void * base, size_t stride, enum ggspec_type type, int64_t r0, int64_t rows,
+                 int64_t p0, int64_t kc, int width, float * dst, float * tmp) {
+    const int64_t padded = (rows + width - 1) / width * width;
+    for (int64_t r = 0; r < padded; r++) {
+        float * out = dst + (r / width) * width * kc + r % width;
+        if (r >= rows) {
+            for (int64_t kk = 0; kk < kc; kk++) {
+                out[kk * width] = 0.0f;
+            }
+            continue;
+        }
+        const float * v = row_floats(base, stride, type, r0 + r, p0, kc, tmp);
+        for (int64_t kk = 0; kk < kc; kk++) {
+            out[kk * width] = v[kk];
+        }
+    }
+}
+
+/* C[MR x NR tile] (+)= X panel . Y panel over kc; mr x nr of the tile are stored */
+static void micro_kernel(int64_t kc, const float * xp, const float * yp, float * c, size_t c_stride,
+                         int mr, int nr, int first) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+    __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+    __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+    __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+    __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
+    __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+
+    for (int64_t kk = 0; kk < kc; kk++) {
+        const __m256 y0 = _mm256_load_ps(yp);
+        const __m256 y1 = _mm256_load_ps(yp + 8);
+        __m256 x;
+        x = _mm256_broadcast_ss(xp + 0); c00 = _mm256_fmadd_ps(x, y0, c00); c01 = _mm256_fmadd_ps(x, y1, c01);
+        x = _mm256_broadcast_ss(xp + 1); c10 = _mm256_fmadd_ps(x, y0, c10); c11 = _mm256_fmadd_ps(x, y1, c11);
+        x = _mm256_broadcast_ss(xp + 2); c20 = _mm256_fmadd_ps(x, y0, c20); c21 = _mm256_fmadd_ps(x, y1, c21);
+        x = _mm256_broadcast_ss(xp + 3); c30 = _mm256_fmadd_ps(x, y0, c30); c31 = _mm256_fmadd_ps(x, y1, c31);
+        x = _mm256_broadcast_ss(xp + 4); c40 = _mm256_fmadd_ps(x, y0, c40); c41 = _mm256_fmadd_ps(x, y1, c41);
+        x = _mm256_broadcast_ss(xp + 5); c50 = _mm256_fmadd_ps(x, y0, c50); c51 = _mm256_fmadd_ps(x, y1, c51);
+        xp += MR;
+        yp += NR;
+    }
+
+    const __m256 acc[MR][2] = { { c00, c01 }, { c10, c11 }, { c20, c21 }, { c30, c31 }, { c40, c41 }, { c50, c51 } };
+    if (mr == MR && nr == NR) {
+        for (int r = 0; r < MR; r++) {
+            float * out = (float *)((char *)c + (size_t)r * c_stride);
+            if (first) {
+                _mm256_storeu_ps(out, acc[r][0]);
+                _mm256_storeu_ps(out + 8, acc[r][1]);
+            } else {
+                _mm256_storeu_ps(out, _mm256_add_ps(_mm256_loadu_ps(out), acc[r][0]));
+                _mm256_storeu_ps(out + 8, _mm256_add_ps(_mm256_loadu_ps(out + 8), acc[r][1]));
+            }
+        }
+        return;
+    }
+    float tile[MR][NR];
+    for (int r = 0; r < MR; r++) {
+        _mm256_storeu_ps(tile[r], acc[r][0]);
+        _mm256_storeu_ps(tile[r] + 8, acc[r][1]);
+    }
+    for (int r = 0; r < mr; r++) {
+        float * out = (float *)((char *)c + (size_t)r * c_stride);
+        for (int i = 0; i < nr; i++) {
+            out[i] = first ? tile[r][i] : out[i] + tile[r][i];
+        }
+    }
+}
+
+static void gemm(const struct ggspec_gemm * g) {
+    if (g->m <= 0 || g->n <= 0) {
+        return;
+    }
+    if (g->k <= 0) {
+        for (int64_t j = 0; j < g->m; j++) {
+            memset((char *)g->c + (size_t)j * g->c_stride, 0, (size_t)g->n * sizeof(float));
+        }
+        return;
+    }
+    const int64_t kc_max = min64(g->k, KC);
+    const int64_t nc_max = (min64(g->n, NC) + NR - 1) / NR * NR;
+    const int64_t mc_max = (min64(g->m, MC) + MR - 1) / MR * MR;
+    const size_t  ybytes = (size_t)(kc_max * nc_max) * sizeof(float);
+    const size_t  xbytes = (size_t)(kc_max * mc_max) * sizeof(float);
+    const size_t  tbytes = (size_t)kc_max * sizeof(float);
+    float * ypack = aligned_alloc(64, (ybytes + xbytes + tbytes + 63) / 64 * 64);
+    GGSPEC_ASSERT(ypack != NULL, "out of memory for the matrix product's packed blocks");
+    float * xpack = ypack + kc_max * nc_max;
+    float * tmp   = xpack + kc_max * mc_max;
+
+    for (int64_t jc = 0; jc < g->n; jc += NC) {
+        const int64_t nc = min64(NC, g->n - jc);
+        for (int64_t pc = 0; pc < g->k; pc += KC) {
+            const int64_t kc = min64(KC, g->k - pc);
+            pack(g->y, g->y_stride, g->y_type, jc, nc, pc, kc, NR, ypack, tmp);
+            for (int64_t ic = 0; ic < g->m; ic += MC) {
+                const int64_t mc = min64(MC, g->m - ic);
+                pack(g->x, g->x_stride, g->x_type, ic, mc, pc, kc, MR, xpack, tmp);
+                for (int64_t jr = 0; jr < nc; jr += NR) {
+                    for (int64_t ir = 0; ir < mc; ir += MR) {
+                        float * c = (float *)((char *)g->c + (size_t)(ic + ir) * g->c_stride) + jc + jr;
+                        micro_kernel(kc, xpack + ir * kc, ypack + jr * kc, c, g->c_stride,
+                                     (int)min64(MR, mc - ir), (int)min64(NR, nc - jr), pc == 0);
+                    }
+                }
+            }
+        }
+    }
+    free(ypack);
+}
+
+/* horizontal sums in a fixed order */
+static float hsum_ps(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+    return _mm_cvtss_f32(s);
+}
+
+static int hsum_epi32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+    return _mm_cvtsi128_si32(s);
+}
+
+/* lane b of the result: the sum of the eight lanes of v[b] */
+static __m256i sum_lanes8(const __m256i v[8]) {
+    const __m256i h0123 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+    const __m256i h4567 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
+    /* [low halves of 0123, 4567] + [high halves of 0123, 4567] (no lane-crossing permute) */
+    const __m256i lo = _mm256_inserti128_si256(h0123, _mm256_castsi256_si128(h4567), 1);
+    const __m256i hi = _mm256_inserti128_si256(h4567, _mm256_extracti128_si256(h0123, 1), 0);
+    return _mm256_add_epi32(lo, hi);
+}
+
+/* eight int32 partial sums of one block's Σ (code - 8) · q: codes unsigned, so q = -128 is fine */
+static __m256i block_q4_0_q8_0(const struct block_q4_0 * x, const struct block_q8_0 * y) {
+    const __m128i packed = _mm_loadu_si128((const __m128i *)x->qs);
+    const __m256i codes = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed), _mm256_set1_epi8(0x0f));
+    const __m256i q = _mm256_loadu_si256((const __m256i *)y->qs);
+    const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(codes, q), _mm256_maddubs_epi16(_mm256_set1_epi8(8), q));
+    return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
+}
+
+static __m256i block_q8_0_q8_0(const struct block_q8_0 * x, const struct block_q8_0 * y) {
+    const __m256i a = _mm256_loadu_si256((const __m256i *)x->qs);
+    const __m256i b = _mm256_loadu_si256((const __m256i *)y->qs);
+    const __m256i lo = _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm256_castsi256_si128(a)),
+                                         _mm256_cvtepi8_epi16(_mm256_castsi256_si128(b)));
+    const __m256i hi = _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm256_extracti128_si256(a, 1)),
+                                         _mm256_cvtepi8_epi16(_mm256_extracti128_si256(b, 1)));
+    return _mm256_add_epi32(lo, hi);
+}
+
+/* the fp16 scales of eight consecutive blocks `size` bytes apart, as eight 16-bit lanes */
+static __m128i scales8(const ggspec_fp16_t * d, size_t size) {
+    const char * p = (const char *)d;
+#define D(j) (*(const short *)(p + (j) * size))
+    return _mm_set_epi16(D(7), D(6), D(5), D(4), D(3), D(2), D(1), D(0));
+#undef D
+}
+
+/*
+ * The quantized dot products: each block's integer sum s exact, then Σ s·(dx·dy) in F32 (dx·dy
+ * is exact: two 11-bit significands), eight blocks at a time in eight lanes, then the lanes and
+ * the blocks left over, in a fixed order.
+ */
+#define QUANT_DOT(NAME, XBLOCK, BLOCK_FN)                                                          \
+    static float NAME(int64_t n, const void * vx, const void * vy) {                               \
+        const struct XBLOCK * x = vx;                                                              \
+        const struct block_q8_0 * y = vy;                                                          \
+        const int64_t nb = n / GGSPEC_QK8_0;                                                       \
+        __m256 acc = _mm256_setzero_ps();                                                          \
+        int64_t b = 0;                                                                             \
+        for (; b + 8 <= nb; b += 8) {                                                              \
+            __m256i v[8];                                                                          \
+            for (int j = 0; j < 8; j++) {                                                          \
+                v[j] = BLOCK_FN(&x[b + j], &y[b + j]);                                             \
+            }                                                                                      \
+            const __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(scales8(&x[b].d, sizeof(*x))),          \
+                                           _mm256_cvtph_ps(scales8(&y[b].d, sizeof(*y))));         \
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_lanes8(v)), d, acc);                      \
+        }                                                                                          \
+        float tail = 0.0f;                                                                         \
+        for (; b < nb; b++) {                                                                      \
+            const float d = _cvtsh_ss(x[b].d) * _cvtsh_ss(y[b].d);                                 \
+            tail = __builtin_fmaf((float)hsum_epi32(BLOCK_FN(&x[b], &y[b])), d, tail);             \
+        }                                                                                          \
+        return hsum_ps(acc) + tail;                                                                \
+    }
+
+QUANT_DOT(dot_q4_0_q8_0, block_q4_0, block_q4_0_q8_0)
+QUANT_DOT(dot_q8_0_q8_0, block_q8_0, block_q8_0_q8_0)
+
+static void add_f32(int64_t n, const float * x, const float * y, float * z) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(z + i, _mm256_add_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+    }
+    for (; i < n; i++) {
+        z[i] = x[i] + y[i];
+    }
+}
+
+static void mul_f32(int64_t n, const float * x, const float * y, float * z) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(z + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+    }
+    for (; i < n; i++) {
+        z[i] = x[i] * y[i];
+    }
+}
+
+/* the F16C conversions round to nearest even, as ggspec_fp32_to_fp16 does; a NaN keeps its
+   payload here, but every NaN entry of the tables holds the same quiet NaN */
+static void lookup_f16(const ggspec_fp16_t * table, int64_t n, const float * x, float * y) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint16_t h[8];
+        _mm_storeu_si128((__m128i *)h, _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+        for (int j = 0; j < 8; j++) {
+            h[j] = table[h[j]];
+        }
+        _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)h)));
+    }
+    for (; i < n; i++) {
+        y[i] = _cvtsh_ss(table[_cvtss_sh(x[i], _MM_FROUND_TO_NEAREST_INT)]);
+    }
+}
+
+static double hsum_pd(__m256d v) {
+    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+}
+
+static double sum_f32(int64_t n, const float * x) {
+    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
+        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4)));
+    }
+    double sum = hsum_pd(_mm256_add_pd(s0, s1));
+    for (; i < n; i++) {
+        sum += (double)x[i];
+    }
+    return sum;
+}
+
+static double sum_sq_dev_f32(int64_t n, const float * x, float mean) {
+    const __m256 m = _mm256_set1_ps(mean);
+    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_sub_ps(_mm256_loadu_ps(x + i), m);
+        const __m256 sq = _mm256_mul_ps(v, v); /* rounded to float, as in the portable loop */
+        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(sq)));
+        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(sq, 1)));
+    }
+    double sum = hsum_pd(_mm256_add_pd(s0, s1));
+    for (; i < n; i++) {
+        const float v = x[i] - mean;
+        sum += (double)(v * v);
+    }
+    return sum;
+}
+
+static float max_f32(int64_t n, const float * x) {
+    __m256 m = _mm256_set1_ps(-__builtin_inff());
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        m = _mm256_max_ps(m, _mm256_loadu_ps(x + i));
+    }
+    float lanes[8];
+    _mm256_storeu_ps(lanes, m);
+    float max = -__builtin_inff();
+    for (int j = 0; j < 8; j++) {
+        max = max > lanes[j] ? max : lanes[j];
+    }
+    for (; i < n; i++) {
+        max = max > x[i] ? max : x[i];
+    }
+    return max;
+}
+
+#pragma GCC pop_options
+
+static const struct ggspec_simd avx2_kernels = {
+    .name           = "avx2",
+    .gemm           = gemm,
+    .dot_q4_0_q8_0  = dot_q4_0_q8_0,
+    .dot_q8_0_q8_0  = dot_q8_0_q8_0,
+    .add_f32        = add_f32,
+    .mul_f32        = mul_f32,
+    .lookup_f16     = lookup_f16,
+    .sum_f32        = sum_f32,
+    .sum_sq_dev_f32 = sum_sq_dev_f32,
+    .max_f32        = max_f32,
+};
+
+const struct ggspec_simd * ggspec_simd_avx2(void) {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c")) {
+        return &avx2_kernels;
+    }
+    return NULL;
+}
+
+#else
+
+const struct ggspec_simd * ggspec_simd_avx2(void) {
+    return NULL;
+}
+
+#endif
