@@ -55,6 +55,8 @@ def _cache_writable(target: str) -> None:
 
     where = cache_dir()
     label = f"GGSPEC_CACHE={os.environ['GGSPEC_CACHE']}" if os.environ.get("GGSPEC_CACHE") else f"the cache {where}"
+    if where.exists() and not where.is_dir():
+        raise UsageError(f"{label} is not a folder (the target {target} is built there)")
     try:
         where.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

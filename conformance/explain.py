@@ -9,6 +9,7 @@ the drawing shows every node coloured by backend, the splits boxed, and copied i
 from __future__ import annotations
 
 import html
+import json
 import runpy
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,9 +52,22 @@ def load_spec(source: str, n_backends: int) -> tuple[GraphSpec, int]:
     path = Path(source)
     if not path.exists():
         raise ValueError(f"{source!r} is neither a fixture ({', '.join(FIXTURES)}) nor a file")
-    if path.suffix == ".json":
-        return GraphSpec.from_json(path.read_text(encoding="utf-8")), n_backends
-    namespace = runpy.run_path(str(path))
+    if path.is_dir():
+        raise ValueError(f"{source} is a folder, not a fixture ({', '.join(FIXTURES)}), a .py or a .json file")
+    if path.suffix == ".json":  # a usage error names the file and what is wrong with it
+        try:
+            return GraphSpec.from_json(path.read_text(encoding="utf-8")), n_backends
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{source}: cannot read it: {exc}") from None
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{source}: not valid JSON: {exc}") from None
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            what = f"missing key {exc}" if isinstance(exc, KeyError) else f"{type(exc).__name__}: {exc}"
+            raise ValueError(f"{source}: not a graph vector (a JSON object with leafs, nodes and outputs): {what}") from None
+    try:
+        namespace = runpy.run_path(str(path))
+    except Exception as exc:  # noqa: BLE001 - the user's file failed: one line naming it
+        raise ValueError(f"{source}: running it failed: {type(exc).__name__}: {exc}") from None
     spec = namespace.get("SPEC")
     if not isinstance(spec, GraphSpec):
         raise ValueError(f"{source} must define SPEC = GraphSpec(...)")

@@ -11,7 +11,7 @@ time, by name. The module holds:
   `struct ggspec_vdev_params`, as ggspec-vdev.h spells them) and the `extern "Python"` init
   function `ggspec_py_init_fn`. Every function declaration the target's headers or library
   lack is dropped (so is our test hook `*_backend_reg_reset_for_tests`): the method that needs
-  it raises `MissingSymbol`, only the checks using it fail;
+  it raises `MissingSymbol`, only the checks using it report `unsupported`;
 - the virtual device (native/src/vdev.c) compiled as a shim against the target's impl header.
 
 The module links the target library with an rpath, and is cached outside the repository in
