@@ -195,24 +195,38 @@ def _c_reproducer_lines(results: list[CheckResult]) -> list[str]:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    from .explain import explain, load_spec, svg, table
+    from .explain import explain_vector, load_vector, render, table
 
     if not 1 <= args.backends <= MAX_BACKENDS:
         raise UsageError(f"--backends must be between 1 and {MAX_BACKENDS} (a scheduler takes at most "
                          f"{MAX_BACKENDS} backends, the last one the CPU), got {args.backends}")
-    svg_path = Path(args.svg or f"{Path(args.source).stem}.svg")
-    _writable("--svg", str(svg_path))
-    spec, n = load_spec(args.source, args.backends)
+    outputs = [(o, p, o[2:]) for o, p in (("--svg", args.svg), ("--png", args.png)) if p]
+    outputs = outputs or [("--svg", f"{Path(args.source).stem}.svg", "svg")]
+    for option, path, _ in outputs:
+        _writable(option, path)
+    vector = load_vector(args.source, args.backends)
+    n = vector.n_backends
     if not 1 <= n <= MAX_BACKENDS:
         raise UsageError(f"{args.source}: N_BACKENDS must be between 1 and {MAX_BACKENDS}, got {n}")
     try:
-        ex = explain(spec, n)
+        ex = explain_vector(vector)
     except Exception as exc:  # noqa: BLE001 - a graph the model cannot build is the input's fault: one line
         raise UsageError(f"{args.source}: cannot build this graph: {type(exc).__name__}: {exc}") from None
     print(table(ex))
-    svg_path.write_text(svg(ex), encoding="utf-8")
-    print(f"wrote {svg_path}")
+    for _, path, fmt in outputs:
+        Path(path).write_bytes(render(ex, fmt, f"{Path(args.source).stem}: {len(ex.splits)} split(s)"))
+        print(f"wrote {path}")
     return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from .vectors import Vector
+    from .vectors import main as replay_main
+
+    target = _target_name(args)
+    profile = Profile(args.profile) if args.profile else default_profile(target)
+    Vector.load(args.vector)  # a bad file: one line, before a target is built
+    return replay_main(args.vector, target, profile)
 
 
 def _clause(args: argparse.Namespace) -> int:
@@ -305,8 +319,16 @@ def main(argv: list[str] | None = None) -> int:
     exp.add_argument("source", help="a fixture (encoder, decoder), a .py file defining SPEC, or a .json vector")
     exp.add_argument("--backends", type=int, default=2,
                      help=f"number of backends, 1 to {MAX_BACKENDS}: N-1 virtual devices and the CPU")
-    exp.add_argument("--svg", metavar="FILE", help="where to write the drawing (default <source>.svg)")
+    exp.add_argument("--svg", metavar="FILE", help="where to write the drawing as SVG (default <source>.svg)")
+    exp.add_argument("--png", metavar="FILE", help="where to write the drawing as PNG")
     exp.set_defaults(func=_explain)
+    rep = sub.add_parser("replay", help="run a saved graph vector (JSON) on a target against the reference")
+    rep.add_argument("vector", metavar="VECTOR.json", help="a vector file (conformance/vectors/, or one a failing run saved)")
+    rep.add_argument("--target", default="native", help=f"{' | '.join(TARGETS)} (default native)")
+    rep.add_argument("--profile", choices=[p.value for p in Profile], help="semantics to expect (default: the target's)")
+    for option, meta in (("--include", "DIR"), ("--lib", "FILE"), ("--prefix", "PREFIX")):
+        rep.add_argument(option, metavar=meta, help="an external build, as for check --target external")
+    rep.set_defaults(func=_replay)
     mrg = sub.add_parser("merge", help="join the JSON reports of the shards of one run (check --shard K/N) into one")
     mrg.add_argument("reports", nargs="+", metavar="REPORT.json", help="the shards' JSON reports")
     mrg.add_argument("--json", metavar="FILE", help="write the merged JSON report here")

@@ -6,7 +6,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import random
+import re
+import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable
@@ -21,11 +24,27 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from . import checks as checks_pkg
 from . import isolate
-from .harness import CHECKS, Check, ErratumDifference, Unsupported, differential, fork_every_example
+from .harness import (
+    CHECKS,
+    EXAMPLE_TIMEOUT,
+    GRACE,
+    Check,
+    ErratumDifference,
+    ExampleTimeout,
+    Unsupported,
+    differential,
+    fork_every_example,
+)
 from .target import MissingSymbol
 
 #: examples per check for each run-size profile
 PROFILES: dict[str, int] = {"dev": 10, "ci": 40, "thorough": 300}
+#: seconds an example may take on the target: generous for the slowest honest example on a
+#: loaded 2-core machine (see bench/RESULTS.md, "Suite speed"), short enough that a target that
+#: hangs in a common call costs minutes, not hours
+DEFAULT_TIMEOUT = 10.0
+#: seconds a check may take in all
+DEFAULT_CHECK_BUDGET = 300.0
 
 
 def load_checks() -> dict[str, Check]:
@@ -57,7 +76,17 @@ class RunConfig:
     max_examples: int | None = None
     seed: int = field(default_factory=lambda: random.getrandbits(32))
     derandomize: bool = False
-    timeout: float = 900.0
+    #: seconds one example may take on the target (and the target's loading): a hang past it is
+    #: the check's `timeout` verdict, naming the API call in progress
+    timeout: float = DEFAULT_TIMEOUT
+    #: seconds one check may take in all, every example, shrinking and reproducers included
+    check_budget: float = DEFAULT_CHECK_BUDGET
+    #: stream each check's result, as it finishes, to this JSON-lines file (see stream.py)
+    stream: str | None = None
+    #: set by run_all when a signal stopped the run: "SIGINT" or "SIGTERM"
+    interrupted: str = ""
+    #: set when the target could not be loaded (load_target): how its loading ended
+    load_error: str = ""
     #: write a C reproducer for each failing example of a C target (native, rc8, external) ...
     c_reproducers: bool = True
     #: ... into this directory (default: $GGSPEC_REPRO_DIR, else <tmp>/ggspec-repro)
@@ -82,6 +111,7 @@ def _hypothesis_test(chk: Check, cfg: RunConfig, counter: list[int]) -> Callable
     @given(args=st.fixed_dictionaries(chk.strategies))
     def test(args: dict[str, Any]) -> None:
         counter[0] += 1
+        isolate.beat(cfg.timeout, f"example {counter[0]}")
         try:
             differential(chk, args, cfg.target, cfg.profile)
         except ErratumDifference as exc:  # explained: blamed on the erratum, the run goes on
@@ -101,6 +131,7 @@ def _machine_test(chk: Check, cfg: RunConfig, counter: list[int]) -> Callable[[]
 
     def factory() -> Any:
         counter[0] += 1
+        isolate.beat(cfg.timeout, f"example {counter[0]}")
         return machine()
 
     seed(cfg.seed)(factory)
@@ -140,7 +171,10 @@ def run_check_here(chk: Check, cfg: RunConfig) -> CheckResult:
             _hypothesis_test(chk, cfg, counter)()
     except AssertionError as exc:
         detail = str(exc) + _c_reproducer(exc, cfg)
-        return CheckResult(chk.name, chk.clauses, "fail", counter[0], detail, time.monotonic() - start)
+        status = "crash" if getattr(exc, "crashed", False) else "fail"
+        return CheckResult(chk.name, chk.clauses, status, counter[0], detail, time.monotonic() - start)
+    except ExampleTimeout as exc:  # a hang is not shrunk: the first one is the verdict
+        return CheckResult(chk.name, chk.clauses, "timeout", counter[0], str(exc), time.monotonic() - start)
     except (Unsupported, MissingSymbol) as exc:  # the target lacks what this check needs: not a failure
         return CheckResult(chk.name, chk.clauses, "unsupported", counter[0], str(exc), time.monotonic() - start)
     except Exception as exc:  # noqa: BLE001 - any other error is a failure of this check, reported
@@ -155,6 +189,8 @@ def _c_reproducer(exc: BaseException, cfg: RunConfig) -> str:
         return ""
     from .creproducer import note_for
 
+    isolate.beat(3 * cfg.timeout + GRACE, "writing a C reproducer")  # it runs the example again, traced
+
     return note_for(exc, Path(cfg.repro_dir) if cfg.repro_dir else None)
 
 
@@ -165,46 +201,153 @@ _ERRATA_SEEN: dict[str, tuple[str, str]] = {}
 def _run_and_collect(chk: Check, cfg: RunConfig, fork_each: bool = False) -> CheckResult:
     if fork_each:
         fork_every_example()
+    EXAMPLE_TIMEOUT[0] = cfg.timeout
     _ERRATA_SEEN.clear()
     result = run_check_here(chk, cfg)
     result.errata = dict(_ERRATA_SEEN)
     return result
 
 
+def _in_worker(chk: Check, cfg: RunConfig, fork_each: bool, budget: float) -> isolate.Forked:
+    """The check in a forked worker, watched: every example must beat within cfg.timeout."""
+    return isolate.run_forked(lambda: _run_and_collect(chk, cfg, fork_each), timeout=cfg.timeout + GRACE,
+                              budget=max(budget, 1.0), reports=False)
+
+
+def _tail(text: str, lines: int = 12) -> str:
+    got = text.strip().splitlines()[-lines:]
+    return "stderr:\n  " + "\n  ".join(got) if got else "stderr: (empty)"
+
+
+def _ended(chk: Check, cfg: RunConfig, forked: isolate.Forked, seconds: float) -> CheckResult:
+    """The verdict of a check whose worker did not return: `timeout` or `crash`, with the API
+    call it was in and its stderr."""
+    done = re.match(r"example (\d+)", forked.beat)
+    examples = int(done.group(1)) - 1 if done else 0
+    if forked.status == "timeout":
+        why = (f"the check's budget of {cfg.check_budget:g} s ran out" if forked.budget_spent
+               else f"{forked.beat or 'the worker'} did not finish within {cfg.timeout:g} s")
+        where = forked.where() or "(in no API call: in the suite's own code)"
+        return CheckResult(chk.name, chk.clauses, "timeout", examples, f"{why}, {where}\n{_tail(forked.stderr)}", seconds)
+    during = f" during {forked.beat}" if forked.beat else ""
+    how = ("was " if forked.status == "signal" else "") + forked.describe()
+    frames = [ln.strip() for ln in forked.traceback.splitlines() if ln.strip().startswith("File ")][:6]
+    python = "\nPython stack (innermost first):\n  " + "\n  ".join(frames) if frames else ""
+    detail = f"the target {how} while running {chk.name}{during}\n{_tail(forked.stderr)}{python}"
+    return CheckResult(chk.name, chk.clauses, "crash", examples, detail, seconds)
+
+
 def run_check(chk: Check, cfg: RunConfig) -> CheckResult:
-    """Run one check in a forked worker; a crash of the target is this check's verdict. After a
+    """Run one check in a forked worker; a crash or a hang of the target is this check's verdict.
+
+    Each example must finish within `cfg.timeout` seconds and the check within
+    `cfg.check_budget`; a hang is the verdict `timeout`, naming the API call it is in. After a
     crash the check runs again with every example forked, so the crash is shrunk to an example
     with a reproducer (and blamed on an erratum where one explains it)."""
     start = time.monotonic()
-    forked = isolate.run_forked(lambda: _run_and_collect(chk, cfg), timeout=cfg.timeout)
+    forked = _in_worker(chk, cfg, False, cfg.check_budget)
     if forked.status == "ok":
         result: CheckResult = forked.value
         return result
-    again = isolate.run_forked(lambda: _run_and_collect(chk, cfg, fork_each=True), timeout=cfg.timeout)
+    if forked.status == "timeout":
+        return _ended(chk, cfg, forked, time.monotonic() - start)
+    again = _in_worker(chk, cfg, True, cfg.check_budget - (time.monotonic() - start))
     if again.status == "ok":
         result = again.value
-        result.status = "crash" if result.status == "fail" else result.status
+        if result.status in ("pass", "fail"):  # it crashed in process: never a pass, never a mere fail
+            first = _ended(chk, cfg, forked, 0.0).detail
+            result.detail = result.detail or f"{first}\n(with every example forked, no example crashed again)"
+            result.status = "crash"
         result.seconds = time.monotonic() - start
         return result
-    tail = "\n".join(forked.stderr.strip().splitlines()[-12:])
-    status = "crash"
-    detail = f"the target {forked.describe()} while running {chk.name}\n{tail}"
-    return CheckResult(chk.name, chk.clauses, status, 0, detail, time.monotonic() - start)
+    return _ended(chk, cfg, again if again.status == "timeout" else forked, time.monotonic() - start)
+
+
+def _first_call(target: str, profile: Profile) -> str:
+    from .adapters import make_target
+
+    t = make_target(target, profile)
+    try:
+        return t.buft_name(t.cpu_buffer_type())
+    finally:
+        close = getattr(t, "close", None)
+        if close is not None:
+            close()
+
+
+def load_target(cfg: RunConfig) -> CheckResult | None:
+    """Load the target and make its first call in a forked worker, within `cfg.timeout` (nothing
+    of a target runs in the runner's own process). None when it loaded; else how it ended, as
+    the result every check gets (status crash, timeout or fail), and `cfg.load_error` says so."""
+    forked = isolate.run_forked(lambda: _first_call(cfg.target, cfg.profile), timeout=cfg.timeout, reports=False)
+    if forked.status == "ok":
+        return None
+    if forked.status == "exception":
+        status, how = "fail", f"it raised {type(forked.value).__name__}: {forked.value}"
+    elif forked.status == "timeout":
+        status, how = "timeout", f"it did not load within {cfg.timeout:g} s {forked.where()}".strip()
+    else:
+        status, how = "crash", forked.describe()
+    cfg.load_error = f"the target {cfg.target} could not be loaded: {how}"
+    return CheckResult("(loading the target)", (), status, 0, f"{cfg.load_error}\n{_tail(forked.stderr)}")
+
+
+def unloaded_results(failure: CheckResult, checks: Iterable[Check]) -> list[CheckResult]:
+    """What every check gets when the target could not be loaded: the loading's verdict."""
+    return [CheckResult(c.name, c.clauses, failure.status, 0, failure.detail) for c in checks]
+
+
+class RunInterrupted(Exception):
+    """SIGINT or SIGTERM stopped `run_all`: `results` holds the checks that finished."""
+
+    def __init__(self, signum: int, results: list[CheckResult]) -> None:
+        super().__init__(f"interrupted by {signal.Signals(signum).name} after {len(results)} check(s)")
+        self.signum, self.results = signum, results
+
+
+class _Terminated(BaseException):
+    """SIGTERM, raised in the main thread like KeyboardInterrupt is for SIGINT."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise _Terminated()
 
 
 def run_all(
     cfg: RunConfig, names: Iterable[str] | None = None, progress: Callable[[str], None] | None = None
 ) -> list[CheckResult]:
+    """Run the checks one after the other, each in its own worker; stream each result to
+    `cfg.stream` as it finishes. SIGINT or SIGTERM kills the running worker and raises
+    RunInterrupted with the results so far (`cfg.interrupted` names the signal)."""
+    from .stream import Stream
+
     load_checks()
     selected = [CHECKS[n] for n in (names if names is not None else sorted(CHECKS))]
-    results = []
-    for i, chk in enumerate(selected, 1):
-        res = run_check(chk, cfg)
-        results.append(res)
-        if progress is not None:
-            from .report import progress_line  # never "pass" for a check whose erratum clause fails
+    results: list[CheckResult] = []
+    stream = Stream(Path(cfg.stream), cfg, [c.name for c in selected]) if cfg.stream else None
+    main_thread = threading.current_thread() is threading.main_thread()
+    old_term = signal.signal(signal.SIGTERM, _raise_terminated) if main_thread else None
+    try:  # (signal handlers can only be set from the main thread: elsewhere SIGTERM stays as it was)
+        for i, chk in enumerate(selected, 1):
+            res = run_check(chk, cfg)
+            results.append(res)
+            if stream is not None:
+                stream.result(res)
+            if progress is not None:
+                from .report import progress_line  # never "pass" for a check whose erratum clause fails
 
-            progress(progress_line(i, len(selected), res))
+                progress(progress_line(i, len(selected), res))
+    except (KeyboardInterrupt, _Terminated) as exc:
+        signum = signal.SIGINT if isinstance(exc, KeyboardInterrupt) else signal.SIGTERM
+        cfg.interrupted = signal.Signals(signum).name
+        if stream is not None:
+            stream.end(results, cfg.interrupted)
+        raise RunInterrupted(signum, results) from None
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, old_term if old_term is not None else signal.SIG_DFL)
+    if stream is not None:
+        stream.end(results, "")
     return results
 
 
