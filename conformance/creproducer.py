@@ -193,6 +193,8 @@ class CTracer:
     def wrap(self, cname: str, fn: Any) -> Callable[..., Any]:
         ffi = self.ffi
 
+        fn = getattr(fn, "__wrapped__", fn)  # the C function, not isolate's call marker
+
         def traced(*args: Any) -> Any:
             if self.paused:
                 return fn(*args)
@@ -249,6 +251,7 @@ def _traced_class(base: type[CApiTarget]) -> type[CApiTarget]:
 
         def fn(self, name: str) -> Any:
             f = super().fn(name)
+            f = getattr(f, "__wrapped__", f)  # the C function, not isolate's call marker
             return self.tracer.wrap(getattr(f, "__name__", self.p + name), f)
 
         def fn_vdev(self, name: str) -> Any:

@@ -226,7 +226,8 @@ def run_on_target(chk: Check, args: dict[str, Any], target_name: str, profile: P
     if forked.status == "signal" and forked.signum == signal.SIGABRT:
         return Outcome(forked.reports, "abort", detail=forked.describe(), stderr=forked.stderr)
     if forked.status in ("signal", "exit"):
-        return Outcome(forked.reports, "crash", detail=forked.describe(), stderr=forked.stderr)
+        how = ("was " if forked.status == "signal" else "") + forked.describe()
+        return Outcome(forked.reports, "crash", detail=how, stderr=forked.stderr)
     return Outcome(forked.reports, "error", detail=forked.describe(), stderr=forked.stderr)
 
 

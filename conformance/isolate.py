@@ -1,11 +1,28 @@
-"""Running a function in a forked worker, so that an abort or a segfault of a target ends the
-worker and not the run. What the worker reported before it died is kept."""
+"""Running a function in a forked worker, so that an abort, a segfault or a hang of a target ends
+the worker and not the run. What the worker reported before it died is kept.
+
+A worker tells its parent three things while it runs, all of which survive its death:
+
+- `report(value)`: a value sent at once through a pipe (a death test's observations);
+- `beat(seconds, note)`: "I am alive; give me `seconds` more" — the parent's watchdog deadline
+  moves, so a run can time out per example instead of per worker;
+- `traced_call(name, fn)`: wraps a C function so that calling it first writes its name and
+  arguments into a page of memory shared with the parent (no system call); when the worker
+  crashes or hangs, `Forked.call` names the API call it was in.
+
+A worker ignores SIGINT (the parent decides what an interrupt stops) and dies with its parent
+(PR_SET_PDEATHSIG), so an interrupted or killed run leaves no worker behind. An exception,
+KeyboardInterrupt included, that reaches the parent while it waits kills the worker first.
+"""
 
 from __future__ import annotations
 
+import ctypes
 import faulthandler
+import mmap
 import os
 import pickle
+import re
 import select
 import signal
 import struct
@@ -16,13 +33,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+#: the size of the shared page that holds the call in progress
+_SLOT_BYTES = 4096
+_IDLE, _IN_CALL, _RETURNED = 0, 1, 2
+
 
 @dataclass
 class Forked:
     """How a forked call ended.
 
     status: "ok" (returned), "exception" (raised: `value` is the exception), "signal" (killed by
-    `signum`), "exit" (called exit with `code`), "timeout".
+    `signum`), "exit" (called exit with `code`), "timeout" (no beat in time, or over its budget).
+    `call`: the last API call the worker entered (name and arguments), `in_call`: whether it was
+    still inside it; `beat`: the note of its last beat; `budget_spent`: the timeout was the
+    overall budget, not a missing beat.
     """
 
     status: str
@@ -31,6 +55,19 @@ class Forked:
     code: int = 0
     stderr: str = ""
     reports: list[Any] = field(default_factory=list)
+    #: the Python traceback faulthandler wrote when the worker crashed (kept apart from `stderr`,
+    #: which is what the target itself printed)
+    traceback: str = ""
+    call: str = ""
+    in_call: bool = False
+    beat: str = ""
+    budget_spent: bool = False
+
+    def where(self) -> str:
+        """`in CALL` / `after CALL returned`, or "" when the worker entered no API call."""
+        if not self.call:
+            return ""
+        return f"in {self.call}" if self.in_call else f"after {self.call} returned"
 
     def describe(self) -> str:
         if self.status == "signal":
@@ -38,22 +75,44 @@ class Forked:
                 name = signal.Signals(self.signum).name
             except ValueError:
                 name = str(self.signum)
-            return f"killed by {name}"
-        if self.status == "exit":
-            return f"exited with code {self.code}"
-        if self.status == "exception":
-            return f"raised {self.value!r}"
-        return self.status
+            text = f"killed by {name}"
+        elif self.status == "exit":
+            text = f"exited with code {self.code}"
+        elif self.status == "exception":
+            text = f"raised {self.value!r}"
+        elif self.status == "timeout":
+            text = "over its time budget" if self.budget_spent else "timed out"
+        else:
+            text = self.status
+        where = self.where() if self.status in ("signal", "exit", "timeout") else ""
+        return f"{text} {where}" if where else text
 
 
 _channel: int | None = None
+_send_reports = True
+_slot: mmap.mmap | None = None
 
 
 def report(value: Any) -> None:
     """From inside a forked worker: send `value` to the parent now (kept even if we crash)."""
-    if _channel is None:
+    if _channel is None or not _send_reports:
         return
-    blob = pickle.dumps(("report", value))
+    _send(_REPORT, value)
+
+
+def beat(seconds: float, note: str = "") -> None:
+    """From inside a forked worker: the parent's watchdog waits `seconds` more from now."""
+    if _channel is not None:
+        _send(_BEAT, (seconds, note))
+
+
+#: the kinds of frame on the pipe: a report, a beat, the final result
+_REPORT, _BEAT, _FINAL = b"R", b"B", b"F"
+
+
+def _send(kind: bytes, value: Any) -> None:
+    assert _channel is not None
+    blob = kind + pickle.dumps(value)
     os.write(_channel, struct.pack("<I", len(blob)) + blob)
 
 
@@ -61,30 +120,98 @@ def in_worker() -> bool:
     return _channel is not None
 
 
-def run_forked(fn: Callable[[], Any], timeout: float = 600.0) -> Forked:
-    """Call `fn()` in a forked child; return how it ended, its result and its stderr."""
-    global _channel
+_CDATA = re.compile(r"<cdata '([^']*)' (0x[0-9a-f]+|NULL)>")
+
+
+def _arg(value: Any) -> str:
+    """An argument, short: `(struct ggml_tensor *)0x55d0...` for a cffi pointer."""
+    text = _CDATA.sub(r"(\1)\2", repr(value))
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class _Entered:
+    """A C function that marks the shared slot when it is entered and when it returns."""
+
+    __slots__ = ("__wrapped__", "name")
+
+    def __init__(self, name: str, fn: Callable[..., Any]) -> None:
+        self.name = name
+        self.__wrapped__ = fn
+
+    def __call__(self, *args: Any) -> Any:
+        slot = _slot
+        if slot is None:
+            return self.__wrapped__(*args)
+        text = f"{self.name}({', '.join(map(_arg, args))})".encode(errors="replace")[: _SLOT_BYTES - 3]
+        slot[1:3] = struct.pack("<H", len(text))
+        slot[3 : 3 + len(text)] = text
+        slot[0] = _IN_CALL
+        try:
+            return self.__wrapped__(*args)
+        finally:
+            slot[0] = _RETURNED
+
+
+def traced_call(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`fn`, marking the shared slot around each call when in a worker (else `fn` itself)."""
+    return _Entered(name, fn) if _slot is not None else fn
+
+
+def _read_slot(slot: mmap.mmap) -> tuple[str, bool]:
+    state = slot[0]
+    if state == _IDLE:
+        return "", False
+    (n,) = struct.unpack("<H", slot[1:3])
+    return slot[3 : 3 + n].decode("utf-8", errors="replace"), state == _IN_CALL
+
+
+def _die_with_parent(parent: int) -> None:
+    """Linux: this worker gets SIGKILL when its parent dies (an interrupted run leaves none)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | None = None,
+               reports: bool = True) -> Forked:
+    """Call `fn()` in a forked child; return how it ended, its result and its stderr.
+
+    The child is killed (status "timeout") when `timeout` seconds pass without a `beat` (the
+    first period starts at the fork; each beat sets the next), or after `budget` seconds in all.
+    `reports=False`: the worker's `report` calls send nothing (they are for death tests).
+    """
+    global _channel, _send_reports, _slot
     sys.stdout.flush()
     sys.stderr.flush()
+    slot = _slot if _slot is not None else mmap.mmap(-1, _SLOT_BYTES)  # nested workers share the page
+    slot[0] = _IDLE
     rfd, wfd = os.pipe()
     err = tempfile.TemporaryFile()
+    tb = tempfile.TemporaryFile()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the worker
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        _die_with_parent(parent)
         os.close(rfd)
         os.dup2(err.fileno(), 2)
         sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
-        if faulthandler.is_enabled():  # tracebacks of a crash go to the worker's stderr too
-            faulthandler.enable(file=sys.stderr)
-        _channel = wfd
+        faulthandler.enable(file=tb)  # a crash's Python traceback, apart from the target's stderr
+        _channel, _send_reports, _slot = wfd, reports, slot
         code = 0
         try:
             result: tuple[str, Any] = ("ok", fn())
         except BaseException as exc:  # noqa: BLE001 - every ending is reported to the parent
             result = ("exception", exc)
         try:
-            blob = pickle.dumps(result)
+            blob = _FINAL + pickle.dumps(result)
         except Exception as exc:  # noqa: BLE001
-            blob = pickle.dumps(("exception", RuntimeError(f"unpicklable result: {exc!r}: {result!r}")))
+            blob = _FINAL + pickle.dumps(("exception", RuntimeError(f"unpicklable result: {exc!r}: {result!r}")))
         try:
             os.write(wfd, struct.pack("<I", len(blob)) + blob)
         except OSError:
@@ -93,45 +220,93 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0) -> Forked:
         os._exit(code)
 
     os.close(wfd)
-    chunks: list[bytes] = []
-    deadline = time.monotonic() + timeout
-    timed_out = False
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            timed_out = True
-            os.kill(pid, signal.SIGKILL)
-            break
-        ready, _, _ = select.select([rfd], [], [], min(left, 1.0))
-        if ready:
-            chunk = os.read(rfd, 1 << 16)
-            if not chunk:
-                break
-            chunks.append(chunk)
+    try:
+        chunks, timed_out, budget_spent, last_beat = _watch(rfd, timeout, budget)
+    except BaseException:  # an interrupt or an error in this process: the worker goes first
+        _kill(pid)
+        os.close(rfd)
+        err.close()
+        tb.close()
+        raise
     os.close(rfd)
-    _, status = os.waitpid(pid, 0)
+    if timed_out:
+        _kill(pid)
+        status = 0
+    else:
+        _, status = os.waitpid(pid, 0)
     err.seek(0)
     stderr = err.read().decode("utf-8", errors="replace")
     err.close()
+    tb.seek(0)
+    traceback = tb.read().decode("utf-8", errors="replace")
+    tb.close()
+    call, in_call = _read_slot(slot)
 
-    reports: list[Any] = []
+    got: list[Any] = []
     final: tuple[str, Any] | None = None
-    data = b"".join(chunks)
+    for kind, value in _frames(b"".join(chunks)):
+        if kind == _REPORT:
+            got.append(value)
+        elif kind == _FINAL:
+            final = value
+    out = Forked("exit", stderr=stderr, reports=got, traceback=traceback, call=call, in_call=in_call, beat=last_beat)
+    if timed_out:
+        out.status, out.budget_spent = "timeout", budget_spent
+    elif os.WIFSIGNALED(status):
+        out.status, out.signum = "signal", os.WTERMSIG(status)
+    elif final is None or os.WEXITSTATUS(status) != 0:
+        out.code = os.WEXITSTATUS(status)
+    else:
+        out.status, out.value = final
+    return out
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+
+
+def _watch(rfd: int, timeout: float, budget: float | None) -> tuple[list[bytes], bool, bool, str]:
+    """Read the worker's frames until it closes the pipe or its deadline passes."""
+    chunks: list[bytes] = []
+    start = time.monotonic()
+    deadline = start + timeout
+    hard = start + budget if budget is not None else float("inf")
+    pending = b""
+    last_beat = ""
+    while True:
+        now = time.monotonic()
+        if now >= min(deadline, hard):
+            return chunks, True, now >= hard, last_beat
+        ready, _, _ = select.select([rfd], [], [], min(deadline, hard) - now)
+        if not ready:
+            continue
+        chunk = os.read(rfd, 1 << 16)
+        if not chunk:
+            return chunks, False, False, last_beat
+        chunks.append(chunk)
+        pending += chunk
+        while len(pending) >= 4:  # look at complete frames for beats as they come
+            (n,) = struct.unpack("<I", pending[:4])
+            if len(pending) < 4 + n:
+                break
+            frame, pending = pending[4 : 4 + n], pending[4 + n :]
+            if frame[:1] == _BEAT:
+                seconds, last_beat = pickle.loads(frame[1:])
+                deadline = time.monotonic() + seconds
+
+
+def _frames(data: bytes) -> list[tuple[bytes, Any]]:
+    out: list[tuple[bytes, Any]] = []
     pos = 0
     while pos + 4 <= len(data):
         (n,) = struct.unpack("<I", data[pos : pos + 4])
         if pos + 4 + n > len(data):
             break
-        item = pickle.loads(data[pos + 4 : pos + 4 + n])
+        frame = data[pos + 4 : pos + 4 + n]
+        out.append((frame[:1], pickle.loads(frame[1:])))
         pos += 4 + n
-        if item[0] == "report":
-            reports.append(item[1])
-        else:
-            final = item
-    if timed_out:
-        return Forked("timeout", stderr=stderr, reports=reports)
-    if os.WIFSIGNALED(status):
-        return Forked("signal", signum=os.WTERMSIG(status), stderr=stderr, reports=reports)
-    if final is None or os.WEXITSTATUS(status) != 0:
-        return Forked("exit", code=os.WEXITSTATUS(status), stderr=stderr, reports=reports)
-    return Forked(final[0], value=final[1], stderr=stderr, reports=reports)
+    return out

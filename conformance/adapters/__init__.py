@@ -3,7 +3,8 @@ real whisper.rn 0.4.0-rc.8 code, fetched and built at test time), `ggml-python-0
 ggml of 2024-01-30 vendored in PyPI's ggml-python 0.0.26, likewise) and `external` (any build,
 given headers, library and prefix; named `external:PREFIX:INCLUDE_DIR:LIBRARY`).
 
-`make_target(name, profile)` is the one place that turns a target name into a Target.
+`make_target(name, profile)` is the one place that turns a target name into a Target;
+`prepare_target(name)` fetches and builds one without loading it.
 """
 
 from __future__ import annotations
@@ -57,6 +58,18 @@ def _external(name: str) -> Callable[[], Target]:
             _, prefix, include_path, lib_path = name.split(":", 3)
             _EXTERNAL[name] = build_external(include_path, lib_path, prefix, name, Profile.FIXED)
     return _EXTERNAL[name]
+
+
+def prepare_target(name: str) -> None:
+    """Fetch and build what target `name` needs (rc8, ggml-python, external builds), without
+    loading it: this runs none of the target's code, so the runner does it in its own process
+    and loads the target only in forked workers. Raises ValueError for an unknown name."""
+    if name in ("reference", "native") or name.startswith("native:"):
+        return
+    if name in ("rc8", "ggml-python-0.0.26") or (name.startswith("external:") and name.count(":") >= 3):
+        _external(name)
+        return
+    make_target(name)  # an unknown name: its ValueError
 
 
 def make_target(name: str, profile: Profile | None = None) -> Target:

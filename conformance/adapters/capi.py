@@ -16,6 +16,7 @@ from typing import Any
 from ggspec.reference.clauses import Profile
 from ggspec.reference.types import MAX_DIMS, Op
 
+from ..isolate import traced_call
 from ..target import GraphCopyResult, GraphInfo, MissingSymbol, NeedsPristineProcess, SchedPlan, TensorInfo, VDevParams
 
 CONTEXT_BYTES = 32 << 20
@@ -44,7 +45,7 @@ class CApiTarget:
         if name.startswith(("backend_reg", "backend_register")):
             self._registry_guard()
         try:
-            return getattr(self.lib, self.p + name)
+            return traced_call(self.p + name, getattr(self.lib, self.p + name))
         except AttributeError:
             raise MissingSymbol(self.name, self.p + name) from None
 
@@ -284,7 +285,7 @@ class CApiTarget:
 
     def fn_vdev(self, name: str) -> Any:
         try:
-            return getattr(self.lib, "ggspec_vdev_" + name)
+            return traced_call("ggspec_vdev_" + name, getattr(self.lib, "ggspec_vdev_" + name))
         except AttributeError:
             raise MissingSymbol(self.name, "ggspec_vdev_" + name) from None
 

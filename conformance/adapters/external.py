@@ -43,6 +43,7 @@ from typing import Any
 
 from ggspec.reference.clauses import Profile
 
+from ..isolate import traced_call
 from .capi import CApiTarget, python_init_fn
 from .steps import step
 
@@ -457,7 +458,7 @@ class ExternalTarget(CApiTarget):
 
     def fn(self, name: str) -> Any:
         alias = self.build.aliases.get(name)
-        return getattr(self.lib, alias) if alias is not None else super().fn(name)
+        return traced_call(alias, getattr(self.lib, alias)) if alias is not None else super().fn(name)
 
 
 def build_external(include_dir: str | Path, lib_path: str | Path, prefix: str, name: str,
@@ -469,13 +470,14 @@ def build_external(include_dir: str | Path, lib_path: str | Path, prefix: str, n
     order when it lacks that one (whisper.rn's renaming spelled ggml's `quantize_*` functions
     `wsp_ggml_wsp_quantize_*`, see rc8.spellings).
 
-    The build and the import happen here, once; the factory only makes new contexts, so it is
-    cheap to call per example and in forked workers.
+    The build happens here, once; the import (which runs the target's code: its constructors)
+    happens when the first target is made, in the process that makes it (the runner makes them
+    only in forked workers). After that the factory only makes new contexts, so it is cheap to
+    call per example.
     """
     if not re.fullmatch(r"[A-Za-z_]\w*", prefix):
         raise ValueError(f"a symbol prefix is an identifier such as ggml_ or wsp_ggml_, got {prefix!r}")
     build = build_module(Path(include_dir), Path(lib_path), prefix, spellings)
-    load_module(build)
     install_quiet_gdb()
 
     def factory() -> ExternalTarget:

@@ -5,6 +5,7 @@
 #include "ggspec-backend-impl.h"
 
 #include "assert.h"
+#include "fault.h"
 
 const char * ggspec_backend_name(ggspec_backend_t backend) {
     if (backend == NULL) {
@@ -63,6 +64,7 @@ void ggspec_backend_graph_plan_compute(ggspec_backend_t backend, ggspec_backend_
 }
 
 bool ggspec_backend_graph_compute(ggspec_backend_t backend, struct ggspec_cgraph * cgraph) {
+    GGSPEC_FAULT_POINT(graph_compute);
     GGSPEC_ASSERT(backend->iface.graph_compute != NULL, "backend->iface.graph_compute != NULL");
     return backend->iface.graph_compute(backend, cgraph);
 }

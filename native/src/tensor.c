@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "assert.h"
+#include "fault.h"
 #include "internal.h"
 
 struct record {
@@ -43,7 +44,14 @@ static size_t pad_to(size_t n, size_t align) {
     return (n + align - 1) / align * align;
 }
 
+#ifdef GGSPEC_FAULT_INJECTION
+__attribute__((constructor)) static void fault_at_load(void) {
+    GGSPEC_FAULT_POINT(load);
+}
+#endif
+
 struct ggspec_context * ggspec_init(struct ggspec_init_params params) {
+    GGSPEC_FAULT_POINT(init);
     struct ggspec_context * ctx = malloc(sizeof(*ctx));
     GGSPEC_ASSERT(ctx != NULL, "ctx != NULL");
 

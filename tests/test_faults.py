@@ -1,0 +1,184 @@
+"""The run survives anything a target does: faults injected into a native variant (built with
+-DGGSPEC_FAULT_INJECTION, the fault chosen by GGSPEC_FAULT=KIND@POINT, see native/src/fault.h)
+at load and in a common call. Every selected clause still gets a verdict, the reports exist,
+crash and timeout details name the API call, and the run takes seconds, not hours."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ggspec.conformance import isolate
+from ggspec.conformance.runner import RunConfig, load_checks, run_check
+from ggspec.conformance.stream import read as read_stream
+from ggspec.native.build import build_variant
+from ggspec.reference.clauses import Profile
+
+ROOT = Path(__file__).resolve().parent.parent
+HANG_TIMEOUT = 2  # --timeout of the runs with a hang: it costs this much per check
+NO_HANG_TIMEOUT = 60  # --timeout of the others: never reached, however loaded the machine
+
+
+@pytest.fixture(scope="module")
+def fault_target(tmp_path_factory: pytest.TempPathFactory) -> str:
+    out = tmp_path_factory.mktemp("fault")
+    build_variant("ggspec_native_fault", str(out), defines=["GGSPEC_FAULT_INJECTION"], extra_cflags=["-O0"])
+    return f"native:{out}:ggspec_native_fault"
+
+
+def _clauses_of(pattern: str) -> set[str]:
+    from fnmatch import fnmatch
+
+    return {cid for name, chk in load_checks().items() if fnmatch(name, pattern) for cid in chk.clauses}
+
+
+def _check(target: str, fault: str, select: str, tmp_path: Path, timeout: float = NO_HANG_TIMEOUT) -> dict[str, Any]:
+    report = tmp_path / "report.json"
+    env = {**os.environ, "GGSPEC_FAULT": fault}
+    start = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "ggspec.conformance", "check", "--target", target, "--select", select, "--quiet",
+         "--seed", "1", "--max-examples", "3", "--timeout", str(timeout), "--no-c-reproducers", "--json", str(report)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )
+    seconds = time.monotonic() - start
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    data = json.loads(report.read_text())
+    stream = read_stream(tmp_path / "report.jsonl")
+    statuses = {c["id"]: c["status"] for c in data["clauses"]}
+    assert set(statuses) == _clauses_of(select), "every selected clause gets a verdict"
+    assert stream[0]["event"] == "start" and stream[-1]["event"] == "end"
+    assert len([r for r in stream if r["event"] == "check"]) == len(data["checks"])
+    return {"rc": proc.returncode, "data": data, "statuses": statuses, "seconds": seconds, "stdout": proc.stdout,
+            "details": "\n".join(c["detail"] for c in data["checks"])}
+
+
+def test_segfault_at_load_ends_the_run_with_a_report(fault_target: str, tmp_path: Path) -> None:
+    run = _check(fault_target, "segfault@load", "tdata.set_*", tmp_path)
+    assert run["rc"] == 3
+    assert set(run["statuses"].values()) == {"crash"}
+    assert "could not be loaded: killed by SIGSEGV" in run["data"]["load_error"]
+    assert "TDATA-3" in run["stdout"]  # the table is printed
+
+
+def test_hang_at_load_times_out_within_the_timeout(fault_target: str, tmp_path: Path) -> None:
+    run = _check(fault_target, "hang@init", "tdata.set_*", tmp_path, HANG_TIMEOUT)
+    assert run["rc"] == 3
+    assert set(run["statuses"].values()) == {"timeout"}
+    assert "in ggspec_init(" in run["data"]["load_error"]
+    assert run["seconds"] < 60
+
+
+def test_segfault_in_a_common_call_is_a_crash_whatever_the_clause_kind(fault_target: str, tmp_path: Path) -> None:
+    run = _check(fault_target, "segfault@tensor_set", "tdata.set_*", tmp_path)
+    assert run["rc"] == 1
+    kinds = {c["id"]: c["kind"] for c in run["data"]["clauses"]}
+    crashed = {cid for cid, s in run["statuses"].items() if s == "crash"}
+    assert {"TDATA-3", "TDATA-4"} <= crashed, run["details"]  # an assert clause and a behaviour clause
+    assert {kinds[c] for c in crashed} == {"assert", "behaviour"}
+    assert "fail" not in run["statuses"].values(), run["details"]
+    assert "killed by SIGSEGV in ggspec_backend_tensor_set((struct ggspec_tensor *)0x" in run["details"]
+
+
+def test_hang_in_a_common_call_is_a_timeout_naming_the_call(fault_target: str, tmp_path: Path) -> None:
+    run = _check(fault_target, "hang@tensor_set", "tdata.set_*", tmp_path, HANG_TIMEOUT)
+    assert run["rc"] == 1
+    assert {"TDATA-1", "TDATA-3", "TDATA-4"} <= {cid for cid, s in run["statuses"].items() if s == "timeout"}
+    assert f"within {HANG_TIMEOUT} s in ggspec_backend_tensor_set(" in run["details"]
+    checks = len(run["data"]["checks"])
+    assert run["seconds"] < 30 + checks * (HANG_TIMEOUT + 6)  # each check: at most one timeout and its grace
+
+
+def test_abort_in_a_common_call_fails_or_crashes_every_clause_using_it(fault_target: str, tmp_path: Path) -> None:
+    run = _check(fault_target, "abort@tensor_get", "tdata.get_*", tmp_path)
+    assert run["rc"] == 1
+    assert "pass" not in {s for cid, s in run["statuses"].items() if cid in ("TDATA-5", "TDATA-7", "TDATA-8")}
+    assert run["statuses"]["TDATA-8"] == "crash"  # behaviour: it aborted where the reference lives
+    assert "fault injection: abort in tensor_get" in run["details"]  # the target's stderr is carried
+
+
+def test_a_corrupted_byte_is_a_failure_with_its_difference(fault_target: str, tmp_path: Path) -> None:
+    run = _check(fault_target, "corrupt@tensor_get", "tdata.get_reads_the_range", tmp_path)
+    assert run["rc"] == 1
+    assert run["statuses"] == {"TDATA-8": "fail"}
+
+
+def test_the_check_budget_stops_a_long_check() -> None:
+    chk = load_checks()["tdata.set_writes_the_range"]
+    start = time.monotonic()
+    res = run_check(chk, RunConfig("native", Profile.FIXED, max_examples=100_000, seed=1, check_budget=1.0))
+    assert res.status == "timeout"
+    assert "budget of 1 s ran out" in res.detail
+    assert time.monotonic() - start < 30
+
+
+# --- the worker's reports to its parent (conformance/isolate.py) ------------------------------------
+
+
+def _segfault() -> None:
+    ctypes.string_at(0)
+
+
+def test_a_crash_names_the_call_it_happened_in() -> None:
+    def work() -> None:
+        isolate.traced_call("fine", lambda *a: None)(1)
+        isolate.traced_call("boom", lambda *a: _segfault())(7, b"xy")
+
+    res = isolate.run_forked(work)
+    assert res.status == "signal" and res.where() == "in boom(7, b'xy')"
+    assert "Segmentation fault" in res.traceback and "work" in res.traceback  # faulthandler, apart from stderr
+
+
+def test_after_a_call_returned_the_worker_says_so() -> None:
+    def work() -> None:
+        isolate.traced_call("fine", lambda *a: None)(1)
+        _segfault()
+
+    assert isolate.run_forked(work).where() == "after fine(1) returned"
+
+
+def test_beats_keep_a_slow_worker_alive_and_a_budget_ends_it() -> None:
+    def slow(n: int) -> int:
+        for i in range(n):
+            isolate.beat(1.0, f"step {i}")
+            time.sleep(0.3)
+        return n
+
+    ok = isolate.run_forked(lambda: slow(5), timeout=1.0)
+    assert (ok.status, ok.value) == ("ok", 5)  # 1.5 s in all, never 1 s without a beat
+    capped = isolate.run_forked(lambda: slow(100), timeout=1.0, budget=1.0)
+    assert capped.status == "timeout" and capped.budget_spent and capped.beat.startswith("step ")
+    hung = isolate.run_forked(lambda: time.sleep(30), timeout=0.5)
+    assert hung.status == "timeout" and not hung.budget_spent
+
+
+def test_an_interrupt_in_the_parent_kills_the_worker(tmp_path: Path) -> None:
+    import signal
+
+    pid_file = tmp_path / "pid"
+
+    def work() -> None:
+        pid_file.write_text(str(os.getpid()))
+        time.sleep(30)
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 0.5)
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            isolate.run_forked(work)
+    finally:
+        signal.signal(signal.SIGALRM, old)
+    assert time.monotonic() - start < 5
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text()), 0)
