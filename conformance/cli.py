@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import time
 from datetime import datetime, timezone
@@ -12,9 +13,24 @@ from pathlib import Path
 from ggspec.reference.clauses import Profile
 
 from . import report
-from .adapters import TARGETS, default_profile, external_target_name, make_target
+from .adapters import TARGETS, default_profile, external_target_name, make_target, prepare_target
 from .adapters.external import TargetUnavailable
-from .runner import PROFILES, CheckResult, RunConfig, load_checks, print_progress, run_all, verdicts
+from .runner import (
+    DEFAULT_CHECK_BUDGET,
+    DEFAULT_TIMEOUT,
+    PROFILES,
+    CheckResult,
+    RunConfig,
+    RunInterrupted,
+    load_checks,
+    load_target,
+    print_progress,
+    run_all,
+    unloaded_results,
+    verdicts,
+)
+from .stream import stream_path
+from .stream import write_all as write_stream
 
 EXIT_CODES = """exit codes:
   0  no clause failed or crashed (unsupported, xfail and uncovered clauses do not fail a run)
@@ -23,6 +39,10 @@ EXIT_CODES = """exit codes:
   2  a usage error, reported in one line before any check runs: a bad option value, a selection
      that matches nothing, a malformed known-failures file, a report path that cannot be written,
      a target that cannot be fetched, built or loaded (wrong --prefix, unwritable GGSPEC_CACHE)
+  3  the target could not be loaded: it crashed, hung past --timeout or raised while it was
+     loaded and first called (in a worker); the report gives every selected check that verdict
+  130, 143  interrupted by SIGINT / SIGTERM: the reports hold the checks that finished, marked
+     interrupted
 """
 
 #: the most backends a scheduler takes (SCHED-2): the range of `explain --backends`
@@ -72,6 +92,12 @@ def _counts(args: argparse.Namespace) -> None:
         raise UsageError(f"--seed must be a non-negative integer, got {args.seed}")
 
 
+def _positive(option: str, value: float) -> float:
+    if not value > 0:
+        raise UsageError(f"{option} must be a positive number of seconds, got {value}")
+    return value
+
+
 def _target_name(args: argparse.Namespace) -> str:
     """`--target external --include DIR --lib FILE --prefix P` names an external build."""
     given = [o for o in ("include", "lib", "prefix") if getattr(args, o)]
@@ -107,16 +133,26 @@ def _check(args: argparse.Namespace) -> int:
     cfg.c_reproducers, cfg.repro_dir = not args.no_c_reproducers, args.repro_dir
     if args.seed is not None:
         cfg.seed = args.seed
-    probe = make_target(cfg.target, profile)  # fail early, with one line, on a target that cannot load
-    close = getattr(probe, "close", None)
-    if close is not None:
-        close()
+    cfg.timeout, cfg.check_budget = _positive("--timeout", args.timeout), _positive("--check-budget", args.check_budget)
+    cfg.stream = stream_path(args.json) if args.json else None
+    prepare_target(cfg.target)  # fetch and build (runs nothing of the target: it loads in a worker)
     print(f"ggspec check: target {cfg.target}, profile {profile.value}, size {cfg.size} "
           f"({cfg.examples} examples a check), seed {cfg.seed}"
           + (f", {len(names)} of {len(checks)} checks" if names is not None else "")
           + (f", known failures from {known_path}" if known_path is not None else ""), file=sys.stderr, flush=True)
     started, t0 = datetime.now(timezone.utc), time.monotonic()
-    results = run_all(cfg, names, progress=None if args.quiet else print_progress)
+    failure, interrupted = load_target(cfg), 0
+    if failure is not None:  # every check gets the loading's verdict; the report says why
+        print(f"ggspec: {cfg.load_error}", file=sys.stderr, flush=True)
+        results = unloaded_results(failure, [checks[n] for n in (names if names is not None else sorted(checks))])
+        if cfg.stream:
+            write_stream(Path(cfg.stream), cfg, results)
+    else:
+        try:
+            results = run_all(cfg, names, progress=None if args.quiet else print_progress)
+        except RunInterrupted as exc:  # report what finished, marked interrupted
+            results, interrupted = exc.results, exc.signum
+            print(f"\nggspec: {exc}; the report holds the checks that finished", file=sys.stderr, flush=True)
     elapsed = time.monotonic() - t0
     found = known_mod.apply(verdicts(results), known, cfg.target)
     if names is not None:  # a selection or a shard reports the clauses it covers (merge adds back the rest)
@@ -136,9 +172,14 @@ def _check(args: argparse.Namespace) -> int:
         report.write_junit(Path(args.junit), found, cfg, results, seconds=elapsed)
     if args.html:
         report.write_html(Path(args.html), found, results, cfg, started=started, seconds=elapsed)
+    if interrupted:
+        print(f"INTERRUPTED by {cfg.interrupted}: {len(results)} check(s) finished", flush=True)
+        return 128 + interrupted
+    if failure is not None:
+        return 3
     if changes is not None:  # the gate: only a clause newly failing fails the run
         return 1 if changes.regressed else 0
-    failing = [v for v in found if v.status in ("fail", "crash")]
+    failing = [v for v in found if v.status in ("fail", "crash", "timeout")]
     uncovered = [v for v in found if v.status == "uncovered"]
     xpass = [v for v in found if v.status == "xpass"]
     if xpass:
@@ -289,7 +330,14 @@ def main(argv: list[str] | None = None) -> int:
                           "passing ones xpass; default: the shipped file of the target, if any "
                           f"({', '.join(sorted(_known_defaults()))})")
     chk.add_argument("--no-known", action="store_true", help="ignore the target's shipped known-failures file")
-    chk.add_argument("--json", metavar="FILE", help="write the JSON report here")
+    chk.add_argument("--json", metavar="FILE",
+                     help="write the JSON report here; each check's result also streams, as it finishes, to FILE "
+                          "with .jsonl for .json (see conformance/stream.py)")
+    chk.add_argument("--timeout", metavar="SECONDS", type=float, default=DEFAULT_TIMEOUT,
+                     help=f"how long one example (and the target's loading) may take: a hang past it is the check's "
+                          f"timeout verdict, naming the API call in progress (default {DEFAULT_TIMEOUT:g})")
+    chk.add_argument("--check-budget", metavar="SECONDS", type=float, default=DEFAULT_CHECK_BUDGET,
+                     help=f"how long one check may take in all (default {DEFAULT_CHECK_BUDGET:g})")
     chk.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here")
     chk.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page here")
     chk.add_argument("--shard", metavar="K/N",
@@ -356,6 +404,10 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, ImportError, TargetUnavailable) as exc:
         print(f"ggspec {args.command}: {str(exc).strip() or type(exc).__name__}", file=sys.stderr)
         return 2
+    except (KeyboardInterrupt, RunInterrupted) as exc:  # before or outside a run's report: one line, no traceback
+        signum = exc.signum if isinstance(exc, RunInterrupted) else signal.SIGINT
+        print(f"ggspec {args.command}: interrupted by {signal.Signals(signum).name}", file=sys.stderr)
+        return 128 + int(signum)
 
 
 def _known_defaults() -> list[str]:
