@@ -93,8 +93,10 @@ def load_vector(source: str, n_backends: int) -> Vector:
     if source in FIXTURES:
         return Vector(FIXTURES[source](n_backends), devices(n_backends))
     path = Path(source)
-    if not path.is_file():
+    if not path.exists():
         raise ValueError(f"{source!r} is neither a fixture ({', '.join(FIXTURES)}) nor a file")
+    if path.is_dir():
+        raise ValueError(f"{source} is a folder, not a fixture ({', '.join(FIXTURES)}), a .py or a .json file")
     if path.suffix == ".json":
         vector = Vector.load(path)
         if '"format"' not in path.read_text(encoding="utf-8"):  # a bare GraphSpec: --backends decides
@@ -103,7 +105,7 @@ def load_vector(source: str, n_backends: int) -> Vector:
     try:
         namespace = runpy.run_path(str(path))
     except Exception as exc:  # noqa: BLE001 - the user's file failed: one line naming it
-        raise ValueError(f"{source}: {type(exc).__name__}: {exc}") from None
+        raise ValueError(f"{source}: running it failed: {type(exc).__name__}: {exc}") from None
     spec = namespace.get("SPEC")
     if not isinstance(spec, GraphSpec):
         raise ValueError(f"{source} must define SPEC = GraphSpec(...)")

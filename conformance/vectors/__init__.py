@@ -96,7 +96,7 @@ class Vector:
         try:
             d = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"not valid JSON ({exc})") from None
+            raise ValueError(f"not valid JSON: {exc}") from None
         try:
             if not isinstance(d, dict):
                 raise ValueError("not a JSON object")
@@ -117,9 +117,10 @@ class Vector:
                 dict(d.get("found", {})),
             )
         except KeyError as exc:
-            raise ValueError(f"not a graph vector: missing key {exc}") from None
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"not a graph vector: {exc}") from None
+            raise ValueError(f"not a graph vector (a JSON object with leafs, nodes and outputs): missing key {exc}") from None
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"not a graph vector (a JSON object with leafs, nodes and outputs): {type(exc).__name__}: "
+                             f"{exc}") from None
 
     @staticmethod
     def load(path: str | Path) -> Vector:
@@ -127,7 +128,11 @@ class Vector:
         if not p.is_file():
             raise ValueError(f"{path}: no such vector file")
         try:
-            return Vector.from_json(p.read_text(encoding="utf-8"))
+            text = p.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{path}: cannot read it: {exc}") from None
+        try:
+            return Vector.from_json(text)
         except ValueError as exc:
             raise ValueError(f"{path}: {exc}") from None
 
