@@ -523,8 +523,11 @@ def render(events: list[Event], ex: Any, target: CApiTarget, profile: Profile, e
         f" * arguments: {_comment(repr(ex.args))}",
         f" * the reference: {len(want)} observation(s), then it should {expected_end}",
         f" * the target in the suite: {ex.actual.ending} {_comment(ex.actual.detail)}; traced run: {_comment(ending)}",
-        *([" * (a native variant: add the -D defines it was built with to the command below)"]
+        *([f" * a native variant: the command below carries the flags it was built with "
+           f"({_comment(' '.join(sum(_variant_flags(target.name), [])) or 'none recorded')})"]
           if target.name.startswith("native:") else []),
+        *([f" * run it with GGSPEC_FAULT={_comment(os.environ['GGSPEC_FAULT'])} in the environment, as the suite did"]
+          if os.environ.get("GGSPEC_FAULT") else []),
         " *",
         " * build and run:",
         f" *   {_comment(' '.join(shlex.quote(a) for a in build))} && ./repro",
@@ -567,8 +570,21 @@ def build_command(target: CApiTarget, c_file: Path, exe: Path) -> list[str]:
         return ["gcc", "-std=c11", "-O0", "-g", *build.c_flags(), str(c_file), str(NATIVE_DIR / "src" / "vdev.c"),
                 "-o", str(exe), *build.link_flags(), "-lm"]
     sources = sorted(str(s) for s in (NATIVE_DIR / "src").glob("*.c"))
-    return ["gcc", "-std=c11", "-O0", "-g", f"-I{NATIVE_DIR / 'include'}", str(c_file), *sources, "-o", str(exe),
-            "-lm", "-lpthread"]
+    defines, cflags, ldflags = _variant_flags(target.name)
+    return ["gcc", "-std=c11", "-O0", "-g", *cflags, *defines, f"-I{NATIVE_DIR / 'include'}", str(c_file), *sources,
+            "-o", str(exe), "-lm", "-lpthread", *ldflags]
+
+
+def _variant_flags(target_name: str) -> tuple[list[str], list[str], list[str]]:
+    """For a native variant (`native:DIR:MODULE`): the -D defines, compile flags and link flags it
+    was built with, as build_variant recorded them (after the reproducer's -O0 -g, so they win)."""
+    from ggspec.native.build import variant_flags
+
+    directory, _, module = target_name.partition(":")[2].rpartition(":")
+    flags = variant_flags(directory, module) if directory else None
+    if flags is None:
+        return [], [], []
+    return [f"-D{d}" for d in flags["defines"]], flags["cflags"], flags["ldflags"]
 
 
 def default_dir() -> Path:

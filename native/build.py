@@ -123,11 +123,29 @@ def build_variant(
     """Compile a variant module into `tmpdir`; returns the path of the shared library.
 
     Import it with ``sys.path`` holding `tmpdir`, or through ``native.load_lib`` with
-    ``GGSPEC_NATIVE_MODULE=<tmpdir>:<module_name>``.
+    ``GGSPEC_NATIVE_MODULE=<tmpdir>:<module_name>``. The flags it was built with are recorded in
+    ``<tmpdir>/<module_name>.build.json`` (see `variant_flags`): a C reproducer needs them.
     """
     ffi = make_ffibuilder(module_name, defines, extra_cflags, extra_ldflags)
     path: str = ffi.compile(tmpdir=tmpdir, verbose=False)
+    import json
+
+    with open(os.path.join(tmpdir, f"{module_name}.build.json"), "w", encoding="utf-8") as f:
+        json.dump({"module": module_name, "defines": list(defines), "cflags": [*DEFAULT_CFLAGS, *extra_cflags],
+                   "ldflags": list(extra_ldflags)}, f, indent=1)
     return path
+
+
+def variant_flags(tmpdir: str, module_name: str) -> dict[str, list[str]] | None:
+    """The defines, cflags and ldflags a variant was built with (`build_variant`), or None."""
+    import json
+
+    try:
+        with open(os.path.join(tmpdir, f"{module_name}.build.json"), encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return {k: [str(x) for x in data.get(k, [])] for k in ("defines", "cflags", "ldflags")}
 
 
 # what setup.py's cffi_modules builds: ggspec.native._native, paths relative to the project root

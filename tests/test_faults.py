@@ -39,13 +39,15 @@ def _clauses_of(pattern: str) -> set[str]:
     return {cid for name, chk in load_checks().items() if fnmatch(name, pattern) for cid in chk.clauses}
 
 
-def _check(target: str, fault: str, select: str, tmp_path: Path, timeout: float = NO_HANG_TIMEOUT) -> dict[str, Any]:
+def _check(target: str, fault: str, select: str, tmp_path: Path, timeout: float = NO_HANG_TIMEOUT,
+           repro: Path | None = None) -> dict[str, Any]:
     report = tmp_path / "report.json"
     env = {**os.environ, "GGSPEC_FAULT": fault}
     start = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "ggspec.conformance", "check", "--target", target, "--select", select, "--quiet",
-         "--seed", "1", "--max-examples", "3", "--timeout", str(timeout), "--no-c-reproducers", "--json", str(report)],
+         "--seed", "1", "--max-examples", "3", "--timeout", str(timeout), "--json", str(report),
+         *(["--repro-dir", str(repro)] if repro else ["--no-c-reproducers"])],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
     )
     seconds = time.monotonic() - start
@@ -108,6 +110,34 @@ def test_a_corrupted_byte_is_a_failure_with_its_difference(fault_target: str, tm
     run = _check(fault_target, "corrupt@tensor_get", "tdata.get_reads_the_range", tmp_path)
     assert run["rc"] == 1
     assert run["statuses"] == {"TDATA-8": "fail"}
+
+
+def test_a_c_reproducer_carries_the_flags_of_the_variant(fault_target: str, tmp_path: Path) -> None:
+    run = _check(fault_target, "corrupt@tensor_get", "tdata.get_reads_the_range", tmp_path, repro=tmp_path / "repro")
+    line = next(ln.strip() for ln in run["details"].splitlines() if ln.strip().startswith("gcc "))
+    assert "-DGGSPEC_FAULT_INJECTION" in line.split()
+    c_file = next((tmp_path / "repro").glob("*.c"))
+    assert "GGSPEC_FAULT=corrupt@tensor_get" in c_file.read_text()  # the header says how the suite ran it
+    built = subprocess.run(line.partition(" && ")[0], shell=True, capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stderr[-2000:]
+    exe = line.partition(" && ")[2]
+    env = {**os.environ, "GGSPEC_FAULT": "corrupt@tensor_get"}
+    ran = subprocess.run([exe], capture_output=True, text=True, timeout=60, env=env)
+    assert ran.returncode == 1 and "1 difference(s) from the reference" in ran.stdout, ran.stdout[-2000:]
+
+
+def test_the_python_reproducer_says_how_the_target_died(fault_target: str, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from ggspec.conformance.replay import ReplayFailed, replay
+    from ggspec.conformance.strategies import Placement, TensorSpec
+
+    args = {"placement": Placement(kind="cpu", vdev=None), "spec": TensorSpec(type=0, ne=(1,)), "rng": (0, 0), "fill": b"\0"}
+    replay("tdata.get_reads_the_range", target="native", profile="fixed", args=args)
+    assert "agree" in capsys.readouterr().out
+    monkeypatch.setenv("GGSPEC_FAULT", "segfault@tensor_get")
+    with pytest.raises(ReplayFailed, match="SIGSEGV"):
+        replay("tdata.get_reads_the_range", target=fault_target, profile="fixed", args=args)
+    assert "killed by SIGSEGV in ggspec_backend_tensor_get((struct ggspec_tensor *)0x" in capsys.readouterr().out
 
 
 def test_the_check_budget_stops_a_long_check() -> None:
