@@ -4,7 +4,7 @@ as SchedPlan promises: full plans on their splits and causes, a public plan (a t
 debug hooks) on the public part only.
 
 A check that cannot pass here is wrong (a behaviour check drew a call the reference rejects, an
-assert check missed its clause) or found a native disagreement; `ggspec check --select sched`
+assert check missed its clause) or found a native disagreement; `ggspec check --select 'sched.*'`
 prints its reproducer.
 """
 
@@ -110,7 +110,7 @@ def test_lazy_device_reads_reused_memory(target: str) -> None:
     assert (seen[True]["n1"] == seen[False]["n3"]).all()  # 2 * n0 became 2 * n2 (n3's value)
 
 
-#: found by `ggspec check --target rc8 --select sched --size thorough --seed 99` (shrunk by hand)
+#: found by `ggspec check --target rc8 --select 'sched.*' --size thorough --seed 99` (shrunk by hand)
 SHORT = GraphSpec(
     (Leaf("w0", 0, (4, 4), 0, weights=True, seed=1), Leaf("in1", 0, (4, 3), 1, seed=2),
      Leaf("idx3", 20, (1,), 1, seed=4, int_range=3)),
