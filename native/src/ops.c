@@ -1131,6 +1131,12 @@ static void compute_mul_mat(struct ggspec_tensor * dst, int ith, int nth, void *
         return;
     }
 
+    /* the quantized dot products straight from the kernel table (no dispatch per element) */
+    float (*const dot)(int64_t, const void *, const void *) = type == GGSPEC_TYPE_Q4_0 ? kernels->dot_q4_0_q8_0
+                                                             : type == GGSPEC_TYPE_Q8_0 ? kernels->dot_q8_0_q8_0
+                                                                                        : NULL;
+    void (*const dot2x2)(int64_t, const void *, const void *, const void *, const void *, float *) =
+        type == GGSPEC_TYPE_Q4_0 ? kernels->dot2x2_q4_0_q8_0 : NULL;
     for (int64_t j = b0; j < b1; j++) {
         const int64_t i11 = j % b->ne[1];
         const int64_t i12 = (j / b->ne[1]) % b->ne[2];
@@ -1142,8 +1148,32 @@ static void compute_mul_mat(struct ggspec_tensor * dst, int ith, int nth, void *
         float * out = (float *)((char *)dst->data + i11 * (int64_t)dst->nb[1] + i12 * (int64_t)dst->nb[2] +
                                 i13 * (int64_t)dst->nb[3]);
 
+        if (dot2x2 != NULL && j + 1 < b1 && i11 + 1 < b->ne[1]) {
+            /* rows j and j + 1 of b (same matrix) against pairs of weight rows: the same bits as
+               one product at a time (simd.h), so the thread split does not show */
+            const char * col1 = packed ? col + rs : col + b->nb[1];
+            float * out1 = (float *)((char *)out + dst->nb[1]);
+            const int64_t k = a->ne[0];
+            const int64_t nb01 = (int64_t)a->nb[1];
+            int64_t i = a0;
+            for (; i + 1 < a1; i += 2) {
+                float o[4];
+                dot2x2(k, amat + i * nb01, amat + (i + 1) * nb01, col, col1, o);
+                out[i] = o[0];
+                out[i + 1] = o[1];
+                out1[i] = o[2];
+                out1[i + 1] = o[3];
+            }
+            for (; i < a1; i++) {
+                out[i]  = dot(k, amat + i * nb01, col);
+                out1[i] = dot(k, amat + i * nb01, col1);
+            }
+            j++; /* row j + 1 is done too */
+            continue;
+        }
         for (int64_t i = a0; i < a1; i++) {
-            out[i] = ggspec_internal_vec_dot(type, a->ne[0], amat + i * (int64_t)a->nb[1], col);
+            out[i] = dot != NULL ? dot(a->ne[0], amat + i * (int64_t)a->nb[1], col)
+                                 : ggspec_internal_vec_dot(type, a->ne[0], amat + i * (int64_t)a->nb[1], col);
         }
     }
 }

@@ -58,6 +58,7 @@ const struct ggspec_simd ggspec_simd_portable = {
     .gemm           = NULL,
     .dot_q4_0_q8_0  = ggspec_internal_dot_q4_0_q8_0_portable,
     .dot_q8_0_q8_0  = ggspec_internal_dot_q8_0_q8_0_portable,
+    .dot2x2_q4_0_q8_0 = NULL,
     .add_f32        = add_f32,
     .mul_f32        = mul_f32,
     .lookup_f16     = lookup_f16,

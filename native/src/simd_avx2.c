@@ -180,23 +180,15 @@ static int hsum_epi32(__m256i v) {
     return _mm_cvtsi128_si32(s);
 }
 
-/* lane b of the result: the sum of the eight lanes of v[b] */
-static __m256i sum_lanes8(const __m256i v[8]) {
-    const __m256i h0123 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
-    const __m256i h4567 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
-    /* [low halves of 0123, 4567] + [high halves of 0123, 4567] (no lane-crossing permute) */
+/* lane j of the result: the sum of the eight lanes of vj (no lane-crossing permute) */
+static __m256i sum_lanes8(__m256i v0, __m256i v1, __m256i v2, __m256i v3, __m256i v4, __m256i v5, __m256i v6,
+                          __m256i v7) {
+    const __m256i h0123 = _mm256_hadd_epi32(_mm256_hadd_epi32(v0, v1), _mm256_hadd_epi32(v2, v3));
+    const __m256i h4567 = _mm256_hadd_epi32(_mm256_hadd_epi32(v4, v5), _mm256_hadd_epi32(v6, v7));
+    /* [low halves of 0123, 4567] + [high halves of 0123, 4567] */
     const __m256i lo = _mm256_inserti128_si256(h0123, _mm256_castsi256_si128(h4567), 1);
     const __m256i hi = _mm256_inserti128_si256(h4567, _mm256_extracti128_si256(h0123, 1), 0);
     return _mm256_add_epi32(lo, hi);
-}
-
-/* eight int32 partial sums of one block's Σ (code - 8) · q: codes unsigned, so q = -128 is fine */
-static __m256i block_q4_0_q8_0(const struct block_q4_0 * x, const struct block_q8_0 * y) {
-    const __m128i packed = _mm_loadu_si128((const __m128i *)x->qs);
-    const __m256i codes = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed), _mm256_set1_epi8(0x0f));
-    const __m256i q = _mm256_loadu_si256((const __m256i *)y->qs);
-    const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(codes, q), _mm256_maddubs_epi16(_mm256_set1_epi8(8), q));
-    return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
 }
 
 static __m256i block_q8_0_q8_0(const struct block_q8_0 * x, const struct block_q8_0 * y) {
@@ -219,8 +211,8 @@ static __m128i scales8(const ggspec_fp16_t * d, size_t size) {
 
 /*
  * The quantized dot products: each block's integer sum s exact, then Σ s·(dx·dy) in F32 (dx·dy
- * is exact: two 11-bit significands), eight blocks at a time in eight lanes, then the lanes and
- * the blocks left over, in a fixed order.
+ * is exact: two 11-bit significands), several blocks at a time in F32 lanes, then the lanes and
+ * the blocks left over, in a fixed order. Q8_0 . Q8_0 here, eight blocks at a time.
  */
 #define QUANT_DOT(NAME, XBLOCK, BLOCK_FN)                                                          \
     static float NAME(int64_t n, const void * vx, const void * vy) {                               \
@@ -230,13 +222,13 @@ static __m128i scales8(const ggspec_fp16_t * d, size_t size) {
         __m256 acc = _mm256_setzero_ps();                                                          \
         int64_t b = 0;                                                                             \
         for (; b + 8 <= nb; b += 8) {                                                              \
-            __m256i v[8];                                                                          \
-            for (int j = 0; j < 8; j++) {                                                          \
-                v[j] = BLOCK_FN(&x[b + j], &y[b + j]);                                             \
-            }                                                                                      \
+            const __m256i s8 = sum_lanes8(BLOCK_FN(&x[b], &y[b]), BLOCK_FN(&x[b + 1], &y[b + 1]),       \
+                                          BLOCK_FN(&x[b + 2], &y[b + 2]), BLOCK_FN(&x[b + 3], &y[b + 3]), \
+                                          BLOCK_FN(&x[b + 4], &y[b + 4]), BLOCK_FN(&x[b + 5], &y[b + 5]), \
+                                          BLOCK_FN(&x[b + 6], &y[b + 6]), BLOCK_FN(&x[b + 7], &y[b + 7]));\
             const __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(scales8(&x[b].d, sizeof(*x))),          \
                                            _mm256_cvtph_ps(scales8(&y[b].d, sizeof(*y))));         \
-            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_lanes8(v)), d, acc);                      \
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s8), d, acc);                      \
         }                                                                                          \
         float tail = 0.0f;                                                                         \
         for (; b < nb; b++) {                                                                      \
@@ -246,8 +238,121 @@ static __m128i scales8(const ggspec_fp16_t * d, size_t size) {
         return hsum_ps(acc) + tail;                                                                \
     }
 
-QUANT_DOT(dot_q4_0_q8_0, block_q4_0, block_q4_0_q8_0)
 QUANT_DOT(dot_q8_0_q8_0, block_q8_0, block_q8_0_q8_0)
+
+/*
+ * Q4_0 . Q8_0, also four at a time: rows x0, x1 of the weights against rows y0, y1 of b, so
+ * that each unpacked weight block and each loaded b block serves two products. Both forms do,
+ * for each product, the same operations in the same order (blocks in groups of four: exact
+ * integer sums, then four F32 lanes, then the lanes and the leftover blocks), so a result does
+ * not depend on which form computed it (and so not on the thread split).
+ */
+static __m256i q4_values(const struct block_q4_0 * x) {
+    const __m128i packed = _mm_loadu_si128((const __m128i *)x->qs);
+    const __m256i codes = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed), _mm256_set1_epi8(0x0f));
+    return _mm256_sub_epi8(codes, _mm256_set1_epi8(8));
+}
+
+/*
+ * Eight int32 partial sums of a block's Σ v · q (v = code - 8), as |q| · (v · sign q): |q| read
+ * as unsigned is right for q = -128 too, v · ±1 fits a byte, and a pair of products is at most
+ * 2 · 128 · 8 in magnitude, so the 16-bit sums do not saturate.
+ */
+static __m256i q4_partial(__m256i v, __m256i q, __m256i aq) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(aq, _mm256_sign_epi8(v, q)), _mm256_set1_epi16(1));
+}
+
+/* lane j: the whole sum of vj's eight lanes */
+static __m128i sum_lanes4(__m256i v0, __m256i v1, __m256i v2, __m256i v3) {
+    const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(v0, v1), _mm256_hadd_epi32(v2, v3));
+    return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+
+static __m128 scales4(const ggspec_fp16_t * d, size_t size) {
+    const char * p = (const char *)d;
+#define D(j) (*(const short *)(p + (j) * size))
+    return _mm_cvtph_ps(_mm_set_epi16(0, 0, 0, 0, D(3), D(2), D(1), D(0)));
+#undef D
+}
+
+static float hsum4_ps(__m128 s) {
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+    return _mm_cvtss_f32(s);
+}
+
+/* one leftover block's term: its exact sum times dx·dy, added to tail */
+static float q4_tail(const struct block_q4_0 * x, const struct block_q8_0 * y, float tail) {
+    const __m256i q = _mm256_loadu_si256((const __m256i *)y->qs);
+    const float d = _cvtsh_ss(x->d) * _cvtsh_ss(y->d);
+    return __builtin_fmaf((float)hsum_epi32(q4_partial(q4_values(x), q, _mm256_abs_epi8(q))), d, tail);
+}
+
+static float dot_q4_0_q8_0(int64_t n, const void * vx, const void * vy) {
+    const struct block_q4_0 * x = vx;
+    const struct block_q8_0 * y = vy;
+    const int64_t nb = n / GGSPEC_QK8_0;
+    __m128 acc = _mm_setzero_ps();
+    int64_t b = 0;
+    for (; b + 4 <= nb; b += 4) {
+        __m256i p[4];
+        for (int j = 0; j < 4; j++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)y[b + j].qs);
+            p[j] = q4_partial(q4_values(&x[b + j]), q, _mm256_abs_epi8(q));
+        }
+        const __m128 d = _mm_mul_ps(scales4(&x[b].d, sizeof(*x)), scales4(&y[b].d, sizeof(*y)));
+        acc = _mm_fmadd_ps(_mm_cvtepi32_ps(sum_lanes4(p[0], p[1], p[2], p[3])), d, acc);
+    }
+    float tail = 0.0f;
+    for (; b < nb; b++) {
+        tail = q4_tail(&x[b], &y[b], tail);
+    }
+    return hsum4_ps(acc) + tail;
+}
+
+/* out = { x0·y0, x1·y0, x0·y1, x1·y1 } */
+static void dot2x2_q4_0_q8_0(int64_t n, const void * vx0, const void * vx1, const void * vy0, const void * vy1,
+                             float * out) {
+    const struct block_q4_0 * x0 = vx0;
+    const struct block_q4_0 * x1 = vx1;
+    const struct block_q8_0 * y0 = vy0;
+    const struct block_q8_0 * y1 = vy1;
+    const int64_t nb = n / GGSPEC_QK8_0;
+    __m128 acc00 = _mm_setzero_ps(), acc10 = _mm_setzero_ps(), acc01 = _mm_setzero_ps(), acc11 = _mm_setzero_ps();
+    int64_t b = 0;
+    for (; b + 4 <= nb; b += 4) {
+        __m256i p00[4], p10[4], p01[4], p11[4];
+        for (int j = 0; j < 4; j++) {
+            const __m256i v0 = q4_values(&x0[b + j]);
+            const __m256i v1 = q4_values(&x1[b + j]);
+            const __m256i q0 = _mm256_loadu_si256((const __m256i *)y0[b + j].qs);
+            const __m256i q1 = _mm256_loadu_si256((const __m256i *)y1[b + j].qs);
+            const __m256i aq0 = _mm256_abs_epi8(q0);
+            const __m256i aq1 = _mm256_abs_epi8(q1);
+            p00[j] = q4_partial(v0, q0, aq0);
+            p10[j] = q4_partial(v1, q0, aq0);
+            p01[j] = q4_partial(v0, q1, aq1);
+            p11[j] = q4_partial(v1, q1, aq1);
+        }
+        const __m128 dx0 = scales4(&x0[b].d, sizeof(*x0)), dx1 = scales4(&x1[b].d, sizeof(*x1));
+        const __m128 dy0 = scales4(&y0[b].d, sizeof(*y0)), dy1 = scales4(&y1[b].d, sizeof(*y1));
+        acc00 = _mm_fmadd_ps(_mm_cvtepi32_ps(sum_lanes4(p00[0], p00[1], p00[2], p00[3])), _mm_mul_ps(dx0, dy0), acc00);
+        acc10 = _mm_fmadd_ps(_mm_cvtepi32_ps(sum_lanes4(p10[0], p10[1], p10[2], p10[3])), _mm_mul_ps(dx1, dy0), acc10);
+        acc01 = _mm_fmadd_ps(_mm_cvtepi32_ps(sum_lanes4(p01[0], p01[1], p01[2], p01[3])), _mm_mul_ps(dx0, dy1), acc01);
+        acc11 = _mm_fmadd_ps(_mm_cvtepi32_ps(sum_lanes4(p11[0], p11[1], p11[2], p11[3])), _mm_mul_ps(dx1, dy1), acc11);
+    }
+    float t00 = 0.0f, t10 = 0.0f, t01 = 0.0f, t11 = 0.0f;
+    for (; b < nb; b++) {
+        t00 = q4_tail(&x0[b], &y0[b], t00);
+        t10 = q4_tail(&x1[b], &y0[b], t10);
+        t01 = q4_tail(&x0[b], &y1[b], t01);
+        t11 = q4_tail(&x1[b], &y1[b], t11);
+    }
+    out[0] = hsum4_ps(acc00) + t00;
+    out[1] = hsum4_ps(acc10) + t10;
+    out[2] = hsum4_ps(acc01) + t01;
+    out[3] = hsum4_ps(acc11) + t11;
+}
 
 static void add_f32(int64_t n, const float * x, const float * y, float * z) {
     int64_t i = 0;
@@ -348,6 +453,7 @@ static const struct ggspec_simd avx2_kernels = {
     .gemm           = gemm,
     .dot_q4_0_q8_0  = dot_q4_0_q8_0,
     .dot_q8_0_q8_0  = dot_q8_0_q8_0,
+    .dot2x2_q4_0_q8_0 = dot2x2_q4_0_q8_0,
     .add_f32        = add_f32,
     .mul_f32        = mul_f32,
     .lookup_f16     = lookup_f16,
