@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
 
 from . import checks as checks_pkg
-from . import isolate
+from . import isolate, ubseen
 from .harness import (
     CHECKS,
     EXAMPLE_TIMEOUT,
@@ -66,6 +66,9 @@ class CheckResult:
     #: erratum clause -> (status, detail): differences that one erratum explains (see
     #: harness.ErratumDifference); they are blamed on that clause, not on the check's own
     errata: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: undefined-behaviour clause -> ("confirmed" | "not observed", how): what the target did
+    #: after the reference stopped at undefined behaviour (see ubseen.py)
+    ub: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -113,7 +116,9 @@ def _hypothesis_test(chk: Check, cfg: RunConfig, counter: list[int]) -> Callable
         counter[0] += 1
         isolate.beat(cfg.timeout, f"example {counter[0]}")
         try:
-            differential(chk, args, cfg.target, cfg.profile)
+            seen = ubseen.observe(differential(chk, args, cfg.target, cfg.profile))
+            if seen is not None:  # what the target did after an undefined-behaviour point
+                ubseen.merge(_UB_SEEN, *seen)
         except ErratumDifference as exc:  # explained: blamed on the erratum, the run goes on
             if exc.clause_id not in _ERRATA_SEEN:
                 _ERRATA_SEEN[exc.clause_id] = ("crash" if exc.crashed else "fail", str(exc) + _c_reproducer(exc, cfg))
@@ -196,6 +201,8 @@ def _c_reproducer(exc: BaseException, cfg: RunConfig) -> str:
 
 #: what ErratumDifference blamed on erratum clauses while this worker ran its check
 _ERRATA_SEEN: dict[str, tuple[str, str]] = {}
+#: what the target did after undefined-behaviour points while this worker ran its check
+_UB_SEEN: dict[str, tuple[str, str]] = {}
 
 
 def _run_and_collect(chk: Check, cfg: RunConfig, fork_each: bool = False) -> CheckResult:
@@ -203,8 +210,10 @@ def _run_and_collect(chk: Check, cfg: RunConfig, fork_each: bool = False) -> Che
         fork_every_example()
     EXAMPLE_TIMEOUT[0] = cfg.timeout
     _ERRATA_SEEN.clear()
+    _UB_SEEN.clear()
     result = run_check_here(chk, cfg)
     result.errata = dict(_ERRATA_SEEN)
+    result.ub = dict(_UB_SEEN)
     return result
 
 

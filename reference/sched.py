@@ -29,6 +29,7 @@ from .alloc import (
 from .backend import Backend, backend_get_default_buffer_type, backend_graph_compute, backend_name
 from .buffer import Buffer, BufferType, BufferUsage, buft_supports_backend
 from .clauses import implements, require, undefined
+from .checked import checked
 from .copy import tensor_copy_async
 from .graph import CGraph, HashSet, graph_view, hash_size, new_graph_custom
 from .tensor import Context, Tensor
@@ -196,6 +197,7 @@ def sched_reset(sched: Sched) -> None:
 
 
 def sched_free(sched: Sched | None) -> None:
+@checked
     if sched is None:
         return
     for t in sched.tallocs:
@@ -217,6 +219,7 @@ def _pass1(sched: Sched, graph: CGraph) -> None:
         if get_assignment(sched, node) is not None:
             continue  # a user assignment: its sources wait for pass 3
         _assign(sched, node, *allocr_from_cur(sched, node))
+@checked
         for src in node.src:
             if src is None:
                 break
@@ -228,6 +231,9 @@ def _expand(sched: Sched, graph: CGraph, upward: bool, skip_lowest: bool, cause:
     """One of passes 2.1 to 2.4: carry the last seen assignment over unassigned non-view nodes."""
     nodes = graph.node_list()
     order = reversed(nodes) if upward else iter(nodes)
+@checked
+
+
     lowest = len(sched.backends) - 1
     cur: Tallocr | None = None
     for node in order:
@@ -277,7 +283,8 @@ def _dup_tensor_layout(ctx: Context, t: Tensor, name: str) -> Tensor:
 @implements("SCHED-13", "SCHED-17", "SCHED-19")
 def _pass4(sched: Sched, graph: CGraph) -> None:
     """SCHED-13 to SCHED-19: cut splits where the backend changes; collect and copy inputs."""
-    assert sched.ctx is not None
+    if not (sched.ctx is not None):
+        undefined("SCHED-1", "invariant broken: sched.ctx is not None")
     nodes = graph.node_list()
     first = next((n for n in nodes if not is_view_op(n.op)), None)
     cur = get_assignment(sched, first) if first is not None else None
@@ -318,7 +325,8 @@ def _pass4(sched: Sched, graph: CGraph) -> None:
 @implements("SCHED-20")
 def _allocation_graph(sched: Sched, graph: CGraph) -> CGraph:
     """SCHED-20, SCHED-21: per split, its input copies (linked to their inputs) then its nodes."""
-    assert sched.ctx is not None
+    if not (sched.ctx is not None):
+        undefined("SCHED-1", "invariant broken: sched.ctx is not None")
     out = new_graph_custom(sched.ctx, graph.n_nodes + len(sched.splits) * MAX_SPLIT_INPUTS, False)
     for split in sched.splits:
         split.graph = graph_view(graph, split.i_start, split.i_end)
@@ -370,7 +378,8 @@ def _compute_splits(sched: Sched) -> None:
         for inp in split.inputs:
             copy = sched.node_copies[_slot(sched, inp)][backend_id]
             require(inp.buffer is not None, "SCHED-23")
-            assert copy.buffer is not None  # rc.8 asserts this too; the allocator always places copies
+            if not (copy.buffer is not None):  # rc.8 asserts this too; the allocator always places copies
+                undefined("SCHED-1", "invariant broken: copy.buffer is not None")
             tensor_copy_async(backend, inp, copy)
         if sched.callback_eval is None:
             backend_graph_compute(backend, split.graph)
@@ -449,3 +458,16 @@ def get_node_backend(sched: Sched, node: Tensor) -> Backend | None:
 
 def set_eval_callback(sched: Sched, callback: EvalCallback | None) -> None:
     sched.callback_eval = callback
+@checked
+@checked
+@checked
+
+
+@checked
+
+
+@checked
+@checked
+@checked
+
+

@@ -683,13 +683,39 @@ def quantized_copies_copy_blocks(t: Target, rec: Recorder, type_: int, blocks: i
                                  where: Placement, seed: int) -> None:
     """A quantized same-type DUP, CONT or CPY (rc.8 copies 32 times the bytes: erratum). A
     guard tensor after the destination, big enough to take rc.8's overflow inside the buffer,
-    is recorded too."""
+    is recorded too. The destination of DUP and CONT is their node: it is placed here, in a
+    buffer of its own with a guard after it, so that rc.8's overflow always lands in the guard
+    (in a buffer of the node's size it would corrupt the heap, and crash or not by chance)."""
     ne = (32 * blocks, rows)
     size = type_size(GGMLType(type_)) * blocks * rows
     scene, (a, b, guard) = _scene(t, where, (type_, ne, payload(type_, ne, seed)), (type_, (_n(ne),) if flat else ne, b""),
                                   (I8, (32 * size + 256,), b"\x77"))
-    _compute(t, rec, scene, [t.op("cpy", [a, b], ()) if op == "cpy" else t.op(op, [a], ())])
+    if op == "cpy":
+        _compute(t, rec, scene, [t.op("cpy", [a, b], ())])
+    else:
+        node = t.op(op, [a], ())
+        guard = _place_with_guard(t, scene.backend, node, 32 * size + 256)
+        scene.graph = t.new_graph(64)
+        t.build_forward_expand(scene.graph, node)
+        t.backend_graph_compute(scene.backend, scene.graph)
+        t.backend_synchronize(scene.backend)
+        scene.record(rec, t.graph_nodes(scene.graph))
     rec("the guard after the destination", t.tensor_get(guard, 0, t.nbytes(guard)))
+
+
+def _place_with_guard(t: Target, backend: Handle, node: Handle, guard_size: int) -> Handle:
+    """Allocate `node` at the start of a new buffer of `backend`, followed by an I8 guard tensor
+    of `guard_size` bytes holding 0x77; returns the guard."""
+    buft = t.backend_get_default_buffer_type(backend)
+    align = t.buft_get_alignment(buft)
+    room = -(-t.buft_get_alloc_size(buft, node) // align) * align
+    guard = t.new_tensor(I8, (guard_size,), "guard")
+    buf = t.backend_alloc_buffer(backend, room + guard_size + align)
+    t.buffer_clear(buf, 0x77)
+    pad = (-t.buffer_get_base(buf)) % align
+    t.tensor_alloc(buf, node, pad)
+    t.tensor_alloc(buf, guard, pad + room)
+    return guard
 
 
 # --- CORE-54 to CORE-60: ADD, MUL, SCALE -------------------------------------------------------------------------

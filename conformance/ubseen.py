@@ -1,0 +1,89 @@
+"""Undefined behaviour, confirmed or not: what a target did after an undefined-behaviour point.
+
+Under profile rc8 the reference stops where rc.8 crashes or corrupts memory without an assert
+(`UndefinedBehaviour`), and `harness.judge` does not judge what the target does next. This
+module records it, so that the spec's prediction is checked on the real build:
+
+- **confirmed**: the target crashed (a signal, a timeout), aborted where profile fixed does not
+  abort, or finished with observations that differ from what profile fixed records (a wrong
+  byte, read or written through the defect);
+- **not observed**: the target finished as profile fixed would (same observations), or aborted
+  with the assert that profile fixed expects there.
+
+A clause's verdict is "confirmed" when any example confirmed it (`merge`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ggspec.reference.clauses import Profile, clause
+
+from .harness import Example, assert_message_seen, run_on_reference
+
+CONFIRMED, NOT_OBSERVED = "confirmed", "not observed"
+
+
+def observe(ex: Example) -> tuple[str, str, str] | None:
+    """(clause, verdict, how) for an example whose reference stopped at undefined behaviour,
+    or None when it did not."""
+    exp, act = ex.expected, ex.actual
+    if exp.ending != "ub" or exp.clause_id is None or act.ending in ("error", "unsupported", "violation", "ub"):
+        return None  # the reference model as target raises UndefinedBehaviour itself: nothing to see
+    cid = exp.clause_id
+    if act.ending == "crash":
+        return cid, CONFIRMED, f"{ex.check.name}: the target {act.detail}"
+    fixed = run_on_reference(ex.check, ex.args, Profile.FIXED)
+    if act.ending == "abort":
+        c = clause(fixed.clause_id) if fixed.ending == "violation" and fixed.clause_id else None
+        if c is not None and c.message is not None and assert_message_seen(act.stderr, c.message):
+            return cid, NOT_OBSERVED, f"{ex.check.name}: aborted with '{c.message}', as profile fixed requires"
+        return cid, CONFIRMED, f"{ex.check.name}: the target {act.detail}"
+    # the target finished
+    if fixed.ending == "ok":
+        if act.observations == fixed.observations:
+            return cid, NOT_OBSERVED, f"{ex.check.name}: finished with what profile fixed records"
+        return cid, CONFIRMED, f"{ex.check.name}: wrong result: {_first_difference(fixed.observations, act.observations)}"
+    if fixed.ending == "violation":
+        return cid, CONFIRMED, f"{ex.check.name}: finished where profile fixed aborts ({fixed.clause_id})"
+    return cid, NOT_OBSERVED, f"{ex.check.name}: finished normally (profile fixed has no result to compare)"
+
+
+def _first_difference(want: list[tuple[str, Any]], got: list[tuple[str, Any]]) -> str:
+    for (label, a), (_, b) in zip(want, got, strict=False):
+        if a != b:
+            return f"'{label}' differs from profile fixed's"
+    return f"{len(got)} observations where profile fixed records {len(want)}"
+
+
+def merge(seen: dict[str, tuple[str, str]], cid: str, verdict: str, how: str) -> None:
+    """Keep one verdict per clause: the first confirmation, else the first non-observation."""
+    if cid not in seen or (verdict == CONFIRMED and seen[cid][0] != CONFIRMED):
+        seen[cid] = (verdict, how)
+
+
+def ub_clauses() -> list[str]:
+    """The clauses at which the reference model raises UndefinedBehaviour (rc.8 crashes or
+    corrupts memory there without an assert), read from the model's `undefined("ID", ...)` calls."""
+    import re
+    from pathlib import Path
+
+    import ggspec.reference as ref
+
+    found: set[str] = set()
+    for path in Path(ref.__file__).parent.glob("*.py"):
+        found.update(re.findall(r'undefined\(\s*"([A-Z]+-\d+)"', path.read_text(encoding="utf-8")))
+    return sorted(found, key=lambda c: (c.split("-")[0], int(c.split("-")[1])))
+
+
+def summary(results: list[Any]) -> dict[str, dict[str, str]]:
+    """Per undefined-behaviour clause of the model: confirmed / not observed (with how) across
+    the run's check results (`CheckResult.ub`), or "not reached" when no example of the run got there."""
+    seen: dict[str, tuple[str, str]] = {}
+    for r in results:
+        for cid, (verdict, how) in getattr(r, "ub", {}).items():
+            merge(seen, cid, verdict, how)
+    out = {cid: {"status": v, "detail": how} for cid, (v, how) in sorted(seen.items())}
+    for cid in ub_clauses():
+        out.setdefault(cid, {"status": "not reached", "detail": "no example of this run reached it"})
+    return out
