@@ -28,8 +28,8 @@ from .alloc import (
 )
 from .backend import Backend, backend_get_default_buffer_type, backend_graph_compute, backend_name
 from .buffer import Buffer, BufferType, BufferUsage, buft_supports_backend
-from .clauses import implements, require, undefined
 from .checked import checked
+from .clauses import implements, require, undefined
 from .copy import tensor_copy_async
 from .graph import CGraph, HashSet, graph_view, hash_size, new_graph_custom
 from .tensor import Context, Tensor
@@ -164,6 +164,7 @@ def allocr_from_cur(sched: Sched, node: Tensor) -> tuple[Tallocr | None, str]:
 
 
 @implements("SCHED-3", "SCHED-4")
+@checked
 def sched_new(world: World, backends: list[Backend], bufts: list[BufferType] | None, graph_size: int) -> Sched:
     """SCHED-1 to SCHED-4."""
     n = len(backends)
@@ -185,6 +186,7 @@ def sched_new(world: World, backends: list[Backend], bufts: list[BufferType] | N
 
 
 @implements("SCHED-26")
+@checked
 def sched_reset(sched: Sched) -> None:
     """SCHED-26: reset the allocators, forget assignments and copies."""
     for t in sched.tallocs:
@@ -196,8 +198,8 @@ def sched_reset(sched: Sched) -> None:
     sched.is_reset = True
 
 
-def sched_free(sched: Sched | None) -> None:
 @checked
+def sched_free(sched: Sched | None) -> None:
     if sched is None:
         return
     for t in sched.tallocs:
@@ -219,7 +221,6 @@ def _pass1(sched: Sched, graph: CGraph) -> None:
         if get_assignment(sched, node) is not None:
             continue  # a user assignment: its sources wait for pass 3
         _assign(sched, node, *allocr_from_cur(sched, node))
-@checked
         for src in node.src:
             if src is None:
                 break
@@ -231,9 +232,6 @@ def _expand(sched: Sched, graph: CGraph, upward: bool, skip_lowest: bool, cause:
     """One of passes 2.1 to 2.4: carry the last seen assignment over unassigned non-view nodes."""
     nodes = graph.node_list()
     order = reversed(nodes) if upward else iter(nodes)
-@checked
-
-
     lowest = len(sched.backends) - 1
     cur: Tallocr | None = None
     for node in order:
@@ -355,7 +353,8 @@ def split_graph(sched: Sched, graph: CGraph) -> None:
 
 
 def _alloc_splits(sched: Sched) -> None:
-    assert sched.graph is not None
+    if not (sched.graph is not None):
+        undefined("SCHED-1", "invariant broken: sched.graph is not None")
     table: list[Tallocr | None] = [sched.node_talloc.get(i) for i in range(sched.hash_set.size)]
     gallocr_alloc_graph_n(sched.galloc, sched.graph, sched.hash_set, table)
 
@@ -369,7 +368,8 @@ def _compute_splits(sched: Sched) -> None:
     callback watches. Erratum SCHED-25: rc.8 stops only the current split on a false return."""
     for split in sched.splits:
         backend = allocr_backend(sched, split.tallocr)
-        assert split.graph is not None
+        if not (split.graph is not None):
+            undefined("SCHED-1", "invariant broken: split.graph is not None")
         if backend is None:  # a graph of view nodes only: no node chose the first split's backend
             if not sched.world.fixed:
                 undefined("SCHED-13", "a split without a backend is computed (rc.8 keeps a stale or NULL one)")
@@ -404,6 +404,7 @@ def _compute_splits(sched: Sched) -> None:
             return
 
 
+@checked
 def graph_compute(sched: Sched, graph: CGraph) -> None:
     """SCHED-27: the graph must fit the hash set; reset if needed, split, allocate, compute."""
     require(sched.hash_set.size >= graph.n_nodes + MAX_SPLITS * MAX_SPLIT_INPUTS, "SCHED-27")
@@ -415,6 +416,7 @@ def graph_compute(sched: Sched, graph: CGraph) -> None:
 
 
 @implements("SCHED-29")
+@checked
 def init_measure(sched: Sched, measure_graph: CGraph) -> None:
     """SCHED-28, SCHED-29: measure once, then one buffer per backend of the measured size."""
     require(tallocr_is_measure(sched.tallocs[0]), "SCHED-28")
@@ -428,6 +430,7 @@ def init_measure(sched: Sched, measure_graph: CGraph) -> None:
 
 
 @implements("SCHED-30")
+@checked
 def get_n_splits(sched: Sched) -> int:
     return len(sched.splits)
 
@@ -438,36 +441,28 @@ def _backend_index(sched: Sched, backend: Backend) -> int:
     return i
 
 
+@checked
 def get_tallocr(sched: Sched, backend: Backend) -> Tallocr:
     return sched.tallocs[_backend_index(sched, backend)]
 
 
+@checked
 def get_buffer(sched: Sched, backend: Backend) -> Buffer:
     return tallocr_get_buffer(sched.tallocs[_backend_index(sched, backend)])
 
 
 @implements("SCHED-32")
+@checked
 def set_node_backend(sched: Sched, node: Tensor, backend: Backend) -> None:
     _assign(sched, node, sched.tallocs[_backend_index(sched, backend)], "user")
 
 
 @implements("SCHED-32")
+@checked
 def get_node_backend(sched: Sched, node: Tensor) -> Backend | None:
     return allocr_backend(sched, get_assignment(sched, node))
 
 
+@checked
 def set_eval_callback(sched: Sched, callback: EvalCallback | None) -> None:
     sched.callback_eval = callback
-@checked
-@checked
-@checked
-
-
-@checked
-
-
-@checked
-@checked
-@checked
-
-
