@@ -24,10 +24,10 @@ def is_cpu_buft(b: CData) -> bool:
 
 
 def check_alloc(b: CData, size: int) -> None:
-    """CPU-20 (profile fixed): a CPU allocation whose padded size would wrap is an allocation
-    failure (CPU-5), as is one above the host limit; rc.8 would allocate a few bytes instead."""
+    """BUFT-7 (profile fixed): a CPU allocation whose padded size would wrap is refused (rc.8
+    would allocate a few bytes instead); so is one above the host limit (CPU-5)."""
     if is_cpu_buft(b):
-        require(size <= SIZE_MAX - CPU_PAD, "CPU-5")
+        require(size <= SIZE_MAX - CPU_PAD, "BUFT-7")
         require(size + CPU_PAD <= HOST_LIMIT, "CPU-5")
 
 

@@ -27,6 +27,7 @@ from .buffer import (
     buft_get_alignment,
     buft_get_alloc_size,
 )
+from .checked import checked
 from .clauses import implements, require, undefined
 from .copy import same_layout
 from .graph import CGraph, HashSet, context_tensors, get_no_alloc
@@ -78,6 +79,7 @@ def _live(t: Tallocr) -> Tallocr:
 
 
 @implements("ALLOC-9")
+@checked
 def tallocr_reset(talloc: Tallocr) -> None:
     """ALLOC-9: one free range from the first aligned address; reset the buffer unless measuring."""
     _live(talloc)
@@ -90,6 +92,7 @@ def tallocr_reset(talloc: Tallocr) -> None:
 
 
 @implements("ALLOC-1")
+@checked
 def tallocr_new(world: World, data: int | None, size: int, alignment: int) -> Tallocr:
     """ALLOC-1: an allocator over caller memory, through a CPU buffer from the pointer it owns."""
     from .cpu import cpu_buffer_from_ptr
@@ -101,6 +104,7 @@ def tallocr_new(world: World, data: int | None, size: int, alignment: int) -> Ta
 
 
 @implements("ALLOC-3")
+@checked
 def tallocr_new_measure(world: World, alignment: int) -> Tallocr:
     """ALLOC-3: a measuring allocator pretending to start at 0x1000."""
     talloc = tallocr_new(world, LEGACY_MEASURE_BASE, MEASURE_ROOM, alignment)
@@ -109,6 +113,7 @@ def tallocr_new_measure(world: World, alignment: int) -> Tallocr:
 
 
 @implements("ALLOC-2")
+@checked
 def tallocr_new_from_buffer(buffer: Buffer) -> Tallocr:
     """ALLOC-2: an allocator over `buffer` (not owned), with the buffer's alignment."""
     talloc = Tallocr(buffer.world, buffer, False, buffer_get_base(buffer), buffer_get_alignment(buffer))
@@ -117,6 +122,7 @@ def tallocr_new_from_buffer(buffer: Buffer) -> Tallocr:
 
 
 @implements("ALLOC-2")
+@checked
 def tallocr_new_from_buft(buft: BufferType, size: int) -> Tallocr:
     """ALLOC-2: an allocator owning a new buffer of `size` bytes of type `buft`."""
     talloc = tallocr_new_from_buffer(buft_alloc_buffer(buft, size))
@@ -124,12 +130,14 @@ def tallocr_new_from_buft(buft: BufferType, size: int) -> Tallocr:
     return talloc
 
 
+@checked
 def tallocr_new_from_backend(backend: Backend, size: int) -> Tallocr:
     """ALLOC-2: `tallocr_new_from_buft` with the backend's default type."""
     return tallocr_new_from_buft(backend_get_default_buffer_type(backend), size)
 
 
 @implements("ALLOC-3")
+@checked
 def tallocr_new_measure_from_buft(buft: BufferType) -> Tallocr:
     """ALLOC-3: a measuring allocator with `buft`'s alignment and alloc sizes (a 1-byte buffer)."""
     talloc = tallocr_new_from_buffer(buft_alloc_buffer(buft, 1))
@@ -139,25 +147,30 @@ def tallocr_new_measure_from_buft(buft: BufferType) -> Tallocr:
     return talloc
 
 
+@checked
 def tallocr_new_measure_from_backend(backend: Backend) -> Tallocr:
     """ALLOC-3: `tallocr_new_measure_from_buft` with the backend's default type."""
     return tallocr_new_measure_from_buft(backend_get_default_buffer_type(backend))
 
 
+@checked
 def tallocr_get_buffer(talloc: Tallocr) -> Buffer:
     return _live(talloc).buffer
 
 
+@checked
 def tallocr_is_measure(talloc: Tallocr) -> bool:
     return _live(talloc).measure
 
 
+@checked
 def tallocr_max_size(talloc: Tallocr) -> int:
     """ALLOC-9: the highest end of any range handed out, from the buffer's base."""
     return _live(talloc).max_size
 
 
 @implements("ALLOC-9")
+@checked
 def tallocr_free(talloc: Tallocr | None) -> None:
     """ALLOC-9: NULL does nothing; an owned buffer is freed with the allocator."""
     if talloc is None:
@@ -173,6 +186,7 @@ def _alloc_size(talloc: Tallocr, tensor: Tensor) -> int:
 
 
 @implements("ALLOC-6", "ALLOC-7")
+@checked
 def tallocr_alloc(talloc: Tallocr, tensor: Tensor) -> None:
     """ALLOC-4 to ALLOC-7: place `tensor` in a free range (rc.8's best fit). The last range runs
     to the buffer's end; rc.8 drops it once a tensor uses it up (erratum ALLOC-7), profile fixed
@@ -218,12 +232,14 @@ def _is_own(talloc: Tallocr, t: Tensor) -> bool:
 
 
 @implements("ALLOC-8")
+@checked
 def tallocr_free_tensor(talloc: Tallocr, tensor: Tensor) -> None:
     """Give a tensor's range back, merging with free neighbours; tensors of other buffers are
     ignored. ALLOC-8: at most 256 separate free ranges."""
     if not _is_own(talloc, tensor):
         return
-    assert tensor.data is not None
+    if not (tensor.data is not None):
+        undefined("ALLOC-1", "invariant broken: tensor.data is not None")
     ptr, size = tensor.data, _alloc_size(talloc, tensor)
     blocks = talloc.free_blocks
     for i, block in enumerate(blocks):
@@ -278,12 +294,14 @@ class Gallocr:
 
 
 @implements("ALLOC-10")
+@checked
 def gallocr_new() -> Gallocr:
     """ALLOC-10: a graph allocator without a parse sequence."""
     return Gallocr()
 
 
 @implements("ALLOC-10")
+@checked
 def gallocr_free(galloc: Gallocr | None) -> None:
     """ALLOC-10: NULL does nothing."""
     if galloc is None:
@@ -294,20 +312,23 @@ def gallocr_free(galloc: Gallocr | None) -> None:
 
 
 @implements("ALLOC-10")
+@checked
 def gallocr_set_parse_seq(galloc: Gallocr, order: Sequence[int]) -> None:
     """ALLOC-10: keep a copy of the placement order (-1 marks a barrier)."""
     galloc.parse_seq = [int(i) for i in order]
 
 
 def _hash_get(galloc: Gallocr, t: Tensor) -> HashNode:
-    assert galloc.hash_set is not None
+    if not (galloc.hash_set is not None):
+        undefined("ALLOC-1", "invariant broken: galloc.hash_set is not None")
     return galloc.hash_values.setdefault(galloc.hash_set.find_or_insert(t), HashNode())
 
 
 def _node_tallocr(galloc: Gallocr, node: Tensor) -> Tallocr:
     if galloc.talloc is not None:
         return galloc.talloc
-    assert galloc.hash_set is not None and galloc.hash_allocs is not None
+    if not (galloc.hash_set is not None and galloc.hash_allocs is not None):
+        undefined("ALLOC-1", "invariant broken: galloc.hash_set is not None and galloc.hash_allocs is not None")
     slot = galloc.hash_set.find_or_insert(node)
     talloc = galloc.hash_allocs[slot] if slot < len(galloc.hash_allocs) else None
     if talloc is None:
@@ -320,7 +341,8 @@ def _init_view(galloc: Gallocr, view: Tensor) -> None:
     """ALLOC-15, ALLOC-16: a view placed at its source's data, in the allocator's buffer."""
     talloc = _node_tallocr(galloc, view)
     require(view.view_src is not None and view.view_src.data is not None, "ALLOC-15")
-    assert view.view_src is not None and view.view_src.data is not None
+    if not (view.view_src is not None and view.view_src.data is not None):
+        undefined("ALLOC-1", "invariant broken: view.view_src is not None and view.view_src.data is not None")
     view.buffer = talloc.buffer
     view.data = view.view_src.data + view.view_offs
     if not talloc.measure:
@@ -683,7 +705,8 @@ def check_allocation(rec: AllocationRecord, inputs_from_start: bool = True) -> l
         if t.view_src is None and t.data is not None and rec.base <= t.data < rec.base + rec.size and t.key in first
     ]  # fmt: skip
     for t in blocks:
-        assert t.data is not None
+        if not (t.data is not None):
+            undefined("ALLOC-1", "invariant broken: t.data is not None")
         if t.data % rec.alignment != 0 or t.data + t.alloc_size > rec.base + rec.size:
             out.append(("ALLOC-17", f"{t.key} at {t.data:#x} (+{t.alloc_size}) is misaligned or outside the buffer"))
 
@@ -694,7 +717,8 @@ def check_allocation(rec: AllocationRecord, inputs_from_start: bool = True) -> l
 
     for i, a in enumerate(blocks):
         for b in blocks[i + 1 :]:
-            assert a.data is not None and b.data is not None
+            if not (a.data is not None and b.data is not None):
+                undefined("ALLOC-1", "invariant broken: a.data is not None and b.data is not None")
             if a.data >= b.data + b.alloc_size or b.data >= a.data + a.alloc_size:
                 continue  # disjoint extents
             for clause, outputs, inputs in (("ALLOC-18", False, False), ("ALLOC-19", True, False), ("ALLOC-20", True, True)):

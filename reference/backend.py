@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .buffer import Buffer, BufferType, buft_alloc_buffer, buft_get_alignment
+from .checked import checked
 from .clauses import implements, undefined
 from .tensor import Tensor
 from .world import World
@@ -61,6 +62,7 @@ def _live(backend: Backend) -> Backend:
 
 
 @implements("BACK-1")
+@checked
 def backend_name(backend: Backend | None) -> str:
     """BACK-1: "NULL" for NULL, else the get_name entry."""
     if backend is None:
@@ -69,6 +71,7 @@ def backend_name(backend: Backend | None) -> str:
 
 
 @implements("BACK-2")
+@checked
 def backend_free(backend: Backend | None) -> None:
     """BACK-2: NULL is a no-op, else the free entry."""
     if backend is None:
@@ -78,24 +81,28 @@ def backend_free(backend: Backend | None) -> None:
 
 
 @implements("BACK-3")
+@checked
 def backend_get_default_buffer_type(backend: Backend) -> BufferType:
     """BACK-3: the get_default_buffer_type entry."""
     return _live(backend).iface.get_default_buffer_type(backend)
 
 
 @implements("BACK-4")
+@checked
 def backend_alloc_buffer(backend: Backend, size: int) -> Buffer:
     """BACK-4: allocate from the default buffer type."""
     return buft_alloc_buffer(backend_get_default_buffer_type(backend), size)
 
 
 @implements("BACK-5")
+@checked
 def backend_get_alignment(backend: Backend) -> int:
     """BACK-5: the default buffer type's alignment."""
     return buft_get_alignment(backend_get_default_buffer_type(backend))
 
 
 @implements("BACK-6", "BACK-9")
+@checked
 def backend_synchronize(backend: Backend) -> None:
     """BACK-6: the synchronize entry when there is one; BACK-9: afterwards nothing is pending."""
     entry = _live(backend).iface.synchronize
@@ -104,6 +111,7 @@ def backend_synchronize(backend: Backend) -> None:
 
 
 @implements("BACK-7")
+@checked
 def backend_supports_op(backend: Backend, op: Tensor) -> bool:
     """BACK-7: the supports_op entry."""
     return _live(backend).iface.supports_op(backend, op)
@@ -117,24 +125,28 @@ def _entry(backend: Backend, name: str) -> Callable[..., object]:
 
 
 @implements("BACK-10")
+@checked
 def backend_graph_plan_create(backend: Backend, cgraph: CGraph) -> GraphPlan:
     """BACK-10: the graph_plan_create entry."""
     return _entry(backend, "graph_plan_create")(backend, cgraph)
 
 
 @implements("BACK-10")
+@checked
 def backend_graph_plan_free(backend: Backend, plan: GraphPlan) -> None:
     """BACK-10: the graph_plan_free entry."""
     _entry(backend, "graph_plan_free")(backend, plan)
 
 
 @implements("BACK-10", "BACK-11")
+@checked
 def backend_graph_plan_compute(backend: Backend, plan: GraphPlan) -> None:
     """BACK-10, BACK-11: the graph_plan_compute entry; no synchronize afterwards."""
     _entry(backend, "graph_plan_compute")(backend, plan)
 
 
 @implements("BACK-12", "BACK-13")
+@checked
 def backend_graph_compute(backend: Backend, cgraph: CGraph) -> bool:
     """BACK-12, BACK-13: the graph_compute entry's result; no synchronize, no supports_op."""
     return bool(_entry(backend, "graph_compute")(backend, cgraph))

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .checked import checked
 from .clauses import implements, require, undefined
 from .tensor import Tensor, nbytes
 from .world import World
@@ -93,12 +94,14 @@ class Buffer:
 
 
 @implements("BUFT-1")
+@checked
 def buft_name(buft: BufferType) -> str:
     """BUFT-1: the type's get_name entry."""
     return buft.iface.get_name(buft)
 
 
 @implements("BUFT-2")
+@checked
 def buft_alloc_buffer(buft: BufferType, size: int) -> Buffer:
     """BUFT-2: the type's alloc_buffer entry."""
     if size < 0:
@@ -107,12 +110,14 @@ def buft_alloc_buffer(buft: BufferType, size: int) -> Buffer:
 
 
 @implements("BUFT-3")
+@checked
 def buft_get_alignment(buft: BufferType) -> int:
     """BUFT-3: the type's get_alignment entry."""
     return buft.iface.get_alignment(buft)
 
 
 @implements("BUFT-4")
+@checked
 def buft_get_alloc_size(buft: BufferType, tensor: Tensor) -> int:
     """BUFT-4: the get_alloc_size entry, or ggml_nbytes when the entry is NULL."""
     if buft.iface.get_alloc_size is not None:
@@ -121,12 +126,14 @@ def buft_get_alloc_size(buft: BufferType, tensor: Tensor) -> int:
 
 
 @implements("BUFT-5")
+@checked
 def buft_supports_backend(buft: BufferType, backend: Backend) -> bool:
     """BUFT-5: the type's supports_backend entry."""
     return buft.iface.supports_backend(buft, backend)
 
 
 @implements("BUFT-6")
+@checked
 def buft_is_host(buft: BufferType) -> bool:
     """BUFT-6: the is_host entry, or false when the entry is NULL."""
     if buft.iface.is_host is not None:
@@ -138,6 +145,7 @@ def buft_is_host(buft: BufferType) -> bool:
 
 
 @implements("BUF-2")
+@checked
 def buffer_init(world: World, buft: BufferType, iface: BufferInterface, context: object, size: int) -> Buffer:
     """BUF-1, BUF-2: a new buffer of type `buft`; usage starts as ANY."""
     require(iface.get_base is not None, "BUF-1")
@@ -151,12 +159,14 @@ def _live(buffer: Buffer) -> Buffer:
 
 
 @implements("BUF-3")
+@checked
 def buffer_name(buffer: Buffer) -> str:
     """BUF-3: the buffer's get_name entry."""
     return _live(buffer).iface.get_name(buffer)
 
 
 @implements("BUF-4")
+@checked
 def buffer_free(buffer: Buffer | None) -> None:
     """BUF-4: NULL is a no-op; the free_buffer entry runs when there is one."""
     if buffer is None:
@@ -167,23 +177,28 @@ def buffer_free(buffer: Buffer | None) -> None:
     buffer.freed = True
 
 
+@checked
 def buffer_get_base(buffer: Buffer) -> int:
     """BUF-5: the get_base entry's address, asserted non-NULL."""
     get_base = _live(buffer).iface.get_base
-    assert get_base is not None  # BUF-1 made sure of it
+    if not (get_base is not None):  # BUF-1 made sure of it
+        undefined("BUF-5", "invariant broken: get_base is not None")
     base = get_base(buffer)
     require(base is not None and base != 0, "BUF-5")
-    assert base is not None
+    if not (base is not None):
+        undefined("BUF-5", "invariant broken: base is not None")
     return base
 
 
 @implements("BUF-6")
+@checked
 def buffer_get_size(buffer: Buffer) -> int:
     """BUF-6: the size recorded at init."""
     return _live(buffer).size
 
 
 @implements("BUF-7")
+@checked
 def buffer_init_tensor(buffer: Buffer, tensor: Tensor) -> None:
     """BUF-7: the init_tensor entry when there is one."""
     entry = _live(buffer).iface.init_tensor
@@ -192,18 +207,21 @@ def buffer_init_tensor(buffer: Buffer, tensor: Tensor) -> None:
 
 
 @implements("BUF-8")
+@checked
 def buffer_get_alignment(buffer: Buffer) -> int:
     """BUF-8: the alignment of the buffer's type."""
     return buft_get_alignment(buffer_get_type(buffer))
 
 
 @implements("BUF-8")
+@checked
 def buffer_get_alloc_size(buffer: Buffer, tensor: Tensor) -> int:
     """BUF-8: the alloc size of the buffer's type."""
     return buft_get_alloc_size(buffer_get_type(buffer), tensor)
 
 
 @implements("BUF-9")
+@checked
 def buffer_clear(buffer: Buffer, value: int) -> None:
     """BUF-9: the clear entry, with `value` as a uint8_t."""
     if not 0 <= value <= 255:
@@ -212,12 +230,14 @@ def buffer_clear(buffer: Buffer, value: int) -> None:
 
 
 @implements("BUF-10")
+@checked
 def buffer_is_host(buffer: Buffer) -> bool:
     """BUF-10: whether the buffer's type is a host type."""
     return buft_is_host(buffer_get_type(buffer))
 
 
 @implements("BUF-11")
+@checked
 def buffer_set_usage(buffer: Buffer, usage: int) -> None:
     """BUF-11: store the usage, named or not (rc.8 does not check it); nothing else changes."""
     if isinstance(usage, bool) or not isinstance(usage, int):
@@ -228,12 +248,14 @@ def buffer_set_usage(buffer: Buffer, usage: int) -> None:
 
 
 @implements("BUF-12")
+@checked
 def buffer_get_type(buffer: Buffer) -> BufferType:
     """BUF-12: the type recorded at init."""
     return _live(buffer).buft
 
 
 @implements("BUF-13")
+@checked
 def buffer_reset(buffer: Buffer) -> None:
     """BUF-13: the reset entry when there is one."""
     entry = _live(buffer).iface.reset

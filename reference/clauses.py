@@ -116,7 +116,8 @@ class SpecViolation(SpecError):
 
     def __init__(self, clause_id: str) -> None:
         c = clause(clause_id)
-        assert c.message is not None
+        if c.message is None:  # an explicit check, kept under python -O
+            raise ValueError(f"SpecViolation({clause_id!r}): {clause_id} is not an assert-kind clause")
         super().__init__(clause_id, f"{c.title}: GGML_ASSERT: {c.message}")
         self.message = c.message
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .backend import Backend
 from .buffer import Buffer, buffer_is_host, buft_supports_backend
+from .checked import checked
 from .clauses import UndefinedBehaviour, implements, require, undefined
 from .tdata import tensor_get, tensor_set, tensor_set_async
 from .tensor import Tensor, TensorShape, nbytes
@@ -26,6 +27,7 @@ def _own_buffer(t: Tensor, clause_id: str) -> Buffer:
 
 
 @implements("COPY-6")
+@checked
 def buffer_copy_tensor(src: Tensor, dst: Tensor) -> bool:
     """COPY-6: `ggml_backend_buffer_copy_tensor` — the destination buffer's cpy_tensor entry.
 
@@ -50,6 +52,7 @@ def buffer_copy_tensor(src: Tensor, dst: Tensor) -> bool:
 
 
 @implements("COPY-3", "COPY-4", "COPY-5", "COPY-7")
+@checked
 def tensor_copy(src: Tensor, dst: Tensor) -> None:
     """COPY-2 to COPY-7: host source → set; host destination → get; cpy_tensor; staged copy."""
     require(same_layout(src, dst), "COPY-2")
@@ -57,10 +60,12 @@ def tensor_copy(src: Tensor, dst: Tensor) -> None:
         return
     n = nbytes(src)
     if buffer_is_host(_own_buffer(src, "COPY-4")):
-        assert src.data is not None
+        if not (src.data is not None):
+            undefined("COPY-4", "invariant broken: src.data is not None")
         tensor_set(dst, src.data, 0, n)
     elif buffer_is_host(_own_buffer(dst, "COPY-5")):
-        assert dst.data is not None
+        if not (dst.data is not None):
+            undefined("COPY-4", "invariant broken: dst.data is not None")
         tensor_get(src, dst.data, 0, n)
     elif not buffer_copy_tensor(src, dst):
         staging = src.world.host_alloc(n, "slow copy staging")
@@ -70,6 +75,7 @@ def tensor_copy(src: Tensor, dst: Tensor) -> None:
 
 
 @implements("COPY-9", "COPY-10", "COPY-11")
+@checked
 def tensor_copy_async(backend: Backend, src: Tensor, dst: Tensor) -> None:
     """COPY-8 to COPY-11: cpy_tensor_async when both types support the backend, else set_async
     from a host source, else tensor_copy."""
@@ -82,7 +88,8 @@ def tensor_copy_async(backend: Backend, src: Tensor, dst: Tensor) -> None:
         if entry is not None and entry(backend, src, dst):
             return
     if buffer_is_host(src_buf):
-        assert src.data is not None
+        if not (src.data is not None):
+            undefined("COPY-4", "invariant broken: src.data is not None")
         tensor_set_async(backend, dst, src.data, 0, nbytes(src))
     else:
         tensor_copy(src, dst)

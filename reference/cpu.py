@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from .backend import Backend, BackendInterface, GraphPlan
 from .buffer import Buffer, BufferInterface, BufferType, BufferTypeInterface, buffer_init, buffer_is_host
+from .checked import checked, instance
 from .clauses import implements, require, undefined
 from .graph import CGraph
 from .ops import HostMemory, compute, is_quantized, nelements, nrows
@@ -38,7 +39,8 @@ class CpuBackendContext:
 
 
 def _ctx(buffer: Buffer) -> CpuBufferContext:
-    assert isinstance(buffer.context, CpuBufferContext)
+    if not (isinstance(buffer.context, CpuBufferContext)):
+        undefined("CPU-8", "invariant broken: isinstance(buffer.context, CpuBufferContext)")
     return buffer.context
 
 
@@ -60,7 +62,8 @@ def _buffer_free(buffer: Buffer) -> None:
 @implements("CPU-8")
 def _buffer_set_tensor(buffer: Buffer, tensor: Tensor, data: int, offset: int, size: int) -> None:
     """CPU-8: memcpy(tensor->data + offset, data, size)."""
-    assert tensor.data is not None
+    if not (tensor.data is not None):
+        undefined("CPU-8", "invariant broken: tensor.data is not None")
     mem = buffer.world.memory
     mem.write(ptr_add(tensor.data, offset), mem.read(data, size))
 
@@ -68,7 +71,8 @@ def _buffer_set_tensor(buffer: Buffer, tensor: Tensor, data: int, offset: int, s
 @implements("CPU-8")
 def _buffer_get_tensor(buffer: Buffer, tensor: Tensor, data: int, offset: int, size: int) -> None:
     """CPU-8: memcpy(data, tensor->data + offset, size)."""
-    assert tensor.data is not None
+    if not (tensor.data is not None):
+        undefined("CPU-8", "invariant broken: tensor.data is not None")
     mem = buffer.world.memory
     mem.write(data, mem.read(ptr_add(tensor.data, offset), size))
 
@@ -77,7 +81,8 @@ def _buffer_get_tensor(buffer: Buffer, tensor: Tensor, data: int, offset: int, s
 def _buffer_cpy_tensor(buffer: Buffer, src: Tensor, dst: Tensor) -> bool:
     """CPU-9: copy from a host source, refuse anything else."""
     if src.buffer is not None and buffer_is_host(src.buffer):
-        assert src.data is not None and dst.data is not None
+        if not (src.data is not None and dst.data is not None):
+            undefined("CPU-8", "invariant broken: src.data is not None and dst.data is not None")
         mem = buffer.world.memory
         mem.write(dst.data, mem.read(src.data, nbytes(src)))
         return True
@@ -86,8 +91,11 @@ def _buffer_cpy_tensor(buffer: Buffer, src: Tensor, dst: Tensor) -> bool:
 
 @implements("CPU-6")
 def _buffer_clear(buffer: Buffer, value: int) -> None:
-    """CPU-6: memset of all `size` bytes."""
-    buffer.world.memory.write(_ctx(buffer).base, bytes([value]) * buffer.size)
+    """CPU-6: memset of all `size` bytes (outside mapped memory: undefined, found before the bytes are built)."""
+    base = _ctx(buffer).base
+    if buffer.size:
+        buffer.world.memory.region_of(base, buffer.size)
+    buffer.world.memory.write(base, bytes([value]) * buffer.size)
 
 
 def _buffer_interface(owned: bool) -> BufferInterface:
@@ -113,9 +121,14 @@ def _buft_name(buft: BufferType) -> str:
 
 @implements("CPU-4")
 def _buft_alloc_buffer(buft: BufferType, size: int) -> Buffer:
-    """CPU-4, CPU-5: allocate size + 64 bytes (size_t arithmetic), assert on failure."""
-    world = buft.context
-    assert isinstance(world, World)
+    """CPU-4, CPU-5: allocate size + 64 bytes (size_t arithmetic), assert on failure.
+
+    BUFT-7: in rc.8 a size within 64 bytes of SIZE_MAX wraps to a tiny buffer; profile fixed
+    refuses it with the assert of a failed allocation.
+    """
+    world = instance(buft.context, World, "CPU-4", "the CPU buffer type's context")
+    if world.fixed:
+        require(size <= SIZE_MAX - TENSOR_ALIGNMENT, "BUFT-7")
     size = (size + TENSOR_ALIGNMENT) & SIZE_MAX
     require(size <= world.host_limit, "CPU-5")
     region = world.memory.map(size, host=True, label="CPU buffer")
@@ -137,6 +150,7 @@ def _buft_is_host(buft: BufferType) -> bool:
     return True
 
 
+@checked
 def cpu_buffer_type(world: World) -> BufferType:
     """`ggml_backend_cpu_buffer_type()`: one static type per process (per world)."""
     buft = world.statics.get("cpu_buffer_type")
@@ -153,11 +167,13 @@ def cpu_buffer_type(world: World) -> BufferType:
             context=world,
         )
         world.statics["cpu_buffer_type"] = buft
-    assert isinstance(buft, BufferType)
+    if not (isinstance(buft, BufferType)):
+        undefined("CPU-8", "invariant broken: isinstance(buft, BufferType)")
     return buft
 
 
 @implements("CPU-7")
+@checked
 def cpu_buffer_from_ptr(world: World, ptr: int | None, size: int) -> Buffer:
     """CPU-7: a CPU-type buffer over memory the caller owns (base `ptr`, NULL allowed)."""
     return buffer_init(
@@ -216,21 +232,25 @@ def _backend_interface() -> BackendInterface:
     )
 
 
+@checked
 def cpu_init(world: World) -> Backend:
     """`ggml_backend_cpu_init()`."""
     return Backend(world, _backend_interface(), CpuBackendContext())
 
 
 @implements("CPU-12")
+@checked
 def is_cpu(backend: Backend | None) -> bool:
     """CPU-12: true for CPU backends only, false for NULL."""
     return backend is not None and backend.iface.get_name is _backend_name
 
 
+@checked
 def cpu_set_n_threads(backend: Backend | None, n_threads: int) -> None:
     """CPU-13: only a CPU backend has a thread count."""
     require(is_cpu(backend), "CPU-13")
-    assert backend is not None and isinstance(backend.context, CpuBackendContext)
+    if not (backend is not None and isinstance(backend.context, CpuBackendContext)):
+        undefined("CPU-8", "invariant broken: backend is not None and isinstance(backend.context, CpuBackendContext)")
     backend.context.n_threads = n_threads
 
 
@@ -267,7 +287,8 @@ def graph_work_size(nodes: Sequence[Tensor], n_threads: int) -> int:
 
 
 def _bctx(backend: Backend) -> CpuBackendContext:
-    assert isinstance(backend.context, CpuBackendContext)
+    if not (isinstance(backend.context, CpuBackendContext)):
+        undefined("CPU-8", "invariant broken: isinstance(backend.context, CpuBackendContext)")
     return backend.context
 
 

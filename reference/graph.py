@@ -121,7 +121,8 @@ class CGraph:
     def leaf_list(self) -> list[Tensor]:
         out: list[Tensor] = []
         for t in self.leafs[: self.n_leafs]:
-            assert t is not None
+            if not (t is not None):
+                undefined("CORE-8", "invariant broken: t is not None")
             out.append(t)
         return out
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from .alloc import alloc_ctx_tensors
 from .backend import Backend, backend_graph_compute
 from .buffer import Buffer, buffer_free
-from .clauses import implements, require
+from .clauses import implements, require, undefined
 from .copy import tensor_copy
 from .graph import CGraph, HashSet, graph_view, new_graph_custom
 from .ops import VIEW_OPS, dup_tensor
@@ -69,9 +69,11 @@ class _Copier:
         self.initialised.add(id(src))
         dst = self.copies[id(src)]
         if dst.view_src is not None:
-            assert src.view_src is not None
+            if not (src.view_src is not None):
+                undefined("GCOPY-1", "invariant broken: src.view_src is not None")
             self.init(src.view_src)
-            assert dst.view_src.buffer is not None
+            if not (dst.view_src.buffer is not None):
+                undefined("GCOPY-1", "invariant broken: dst.view_src.buffer is not None")
             view_init(dst.view_src.buffer, dst)
         else:
             tensor_copy(src, dst)
@@ -122,7 +124,8 @@ def compare_graph_backend(backend1: Backend, backend2: Backend, g: CGraph, callb
     copy = graph_copy(backend2, g)
     if copy.buffer is None:
         return False
-    assert copy.graph is not None
+    if not (copy.graph is not None):
+        undefined("GCOPY-1", "invariant broken: copy.graph is not None")
     g2 = copy.graph
     for i in range(g.n_nodes):
         t1, t2 = g.node(i), g2.node(i)

@@ -417,7 +417,8 @@ def load(mem: Memory, t: Tensor) -> Array:
 def store(mem: Memory, t: Tensor, values: npt.ArrayLike) -> None:
     """Write elements (or blocks) given in logical order into the tensor's memory."""
     shape, strides, dtype = _layout(t)
-    assert t.data is not None
+    if not (t.data is not None):
+        undefined("CORE-16", "invariant broken: t.data is not None")
     raw = bytearray(_span(mem, t))
     np.ndarray(shape, dtype=dtype, buffer=raw, strides=strides)[...] = np.asarray(values).reshape(shape)
     mem.write(t.data, bytes(raw))
@@ -485,7 +486,8 @@ def _rows_land_elsewhere(src: Tensor, dst: Tensor) -> bool:
 @implements("CORE-52")
 def _copy_rows_rc8(mem: Memory, src: Tensor, dst: Tensor) -> None:
     """CORE-52 (rc8): source row (i1, i2, i3) goes to the destination's row (i1, i2, i3)."""
-    assert dst.data is not None
+    if not (dst.data is not None):
+        undefined("CORE-16", "invariant broken: dst.data is not None")
     rows = load(mem, src)
     row_bytes = src.ne[0] * type_size(src.type)
     end = dst.data + nbytes(dst)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from .backend import Backend
 from .buffer import Buffer, BufferType, buft_alloc_buffer
+from .checked import checked
 from .clauses import implements, require
 from .world import SIZE_MAX, World
 
@@ -51,8 +52,11 @@ class Registry:
         self.register("CPU", lambda params, user_data: cpu_init(self.world), cpu_buffer_type(self.world), None)
 
     @implements("REG-3")
+    @checked
     def register(self, name: str, init_fn: InitFn, default_buffer_type: BufferType, user_data: object) -> None:
         """REG-2, REG-3: append an entry (not triggering REG-1)."""
+        if not callable(init_fn):
+            raise TypeError(f"init_fn must be a function, got {type(init_fn).__name__}")
         require(len(self.entries) < MAX_BACKENDS_REG, "REG-2")
         self.entries.append(RegistryEntry(_bounded(name), init_fn, default_buffer_type, user_data))
 
@@ -61,6 +65,7 @@ class Registry:
         return len(self.entries)
 
     @implements("REG-4")
+    @checked
     def find_by_name(self, name: str) -> int:
         """REG-4: index of the first exact match, SIZE_MAX when absent."""
         self._ensure_builtin()
@@ -70,6 +75,7 @@ class Registry:
         return SIZE_MAX
 
     @implements("REG-5")
+    @checked
     def init_backend_from_str(self, backend_str: str) -> Backend | None:
         """REG-5: "name" or "name:params"; the name is cut to 127 bytes."""
         self._ensure_builtin()
@@ -82,6 +88,7 @@ class Registry:
         return self.init_backend(i, params if colon else "")
 
     @implements("REG-10")
+    @checked
     def get_name(self, i: int) -> str:
         """REG-6, REG-10: the stored name of entry `i`."""
         self._ensure_builtin()
@@ -89,6 +96,7 @@ class Registry:
         return self.entries[i].name
 
     @implements("REG-10")
+    @checked
     def init_backend(self, i: int, params: str) -> Backend | None:
         """REG-7, REG-10: entry `i`'s init function, called with `params` and its user data."""
         self._ensure_builtin()
@@ -97,6 +105,7 @@ class Registry:
         return entry.init_fn(params, entry.user_data)
 
     @implements("REG-10")
+    @checked
     def get_default_buffer_type(self, i: int) -> BufferType:
         """REG-8, REG-10: entry `i`'s buffer type."""
         self._ensure_builtin()
@@ -104,6 +113,7 @@ class Registry:
         return self.entries[i].default_buffer_type
 
     @implements("REG-10")
+    @checked
     def alloc_buffer(self, i: int, size: int) -> Buffer:
         """REG-9, REG-10: a buffer of entry `i`'s buffer type."""
         self._ensure_builtin()

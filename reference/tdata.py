@@ -19,6 +19,7 @@ from .buffer import (
     buffer_get_size,
     buffer_init_tensor,
 )
+from .checked import checked
 from .clauses import implements, require, undefined
 from .tensor import Tensor, TensorShape, nbytes, resolved_buffer
 from .world import SIZE_MAX, size_add
@@ -86,6 +87,7 @@ def check_tensor_get_async(t: TensorState, offset: int, size: int, fixed: bool =
 
 
 @implements("TDATA-4")
+@checked
 def tensor_set(tensor: Tensor, data: int, offset: int, size: int) -> None:
     """TDATA-4: write `size` bytes from host address `data` at `offset` into the tensor.
 
@@ -94,7 +96,8 @@ def tensor_set(tensor: Tensor, data: int, offset: int, size: int) -> None:
     """
     check_tensor_set(tensor, offset, size, tensor.world.fixed)
     buf = resolved_buffer(tensor)
-    assert buf is not None
+    if not (buf is not None):
+        undefined("TDATA-4", "invariant broken: buf is not None")
     caller = buf if tensor.world.fixed else tensor.buffer
     if caller is None:
         undefined("TDATA-4", "tensor_set calls tensor->buffer->iface.set_tensor with tensor->buffer == NULL")
@@ -102,16 +105,19 @@ def tensor_set(tensor: Tensor, data: int, offset: int, size: int) -> None:
 
 
 @implements("TDATA-8")
+@checked
 def tensor_get(tensor: Tensor, data: int, offset: int, size: int) -> None:
     """TDATA-8: read `size` bytes at `offset` of the tensor into host address `data`."""
     check_tensor_get(tensor, offset, size, tensor.world.fixed)
     buf = resolved_buffer(tensor)
     caller = buf if tensor.world.fixed else tensor.buffer
-    assert buf is not None and caller is not None  # TDATA-6 saw to it
+    if not (buf is not None and caller is not None):  # TDATA-6 saw to it
+        undefined("TDATA-4", "invariant broken: buf is not None and caller is not None")
     caller.iface.get_tensor(buf, tensor, data, offset, size)
 
 
 @implements("TDATA-13")
+@checked
 def tensor_set_async(backend: Backend, tensor: Tensor, data: int, offset: int, size: int) -> None:
     """TDATA-13: the backend's set_tensor_async entry, else tensor_set."""
     check_tensor_set_async(tensor, offset, size, tensor.world.fixed)
@@ -122,6 +128,7 @@ def tensor_set_async(backend: Backend, tensor: Tensor, data: int, offset: int, s
 
 
 @implements("TDATA-13")
+@checked
 def tensor_get_async(backend: Backend, tensor: Tensor, data: int, offset: int, size: int) -> None:
     """TDATA-13: the backend's get_tensor_async entry, else tensor_get."""
     check_tensor_get_async(tensor, offset, size, tensor.world.fixed)
@@ -135,16 +142,19 @@ def check_view_init(t: TensorState) -> None:
     """TDATA-14 to TDATA-17, in rc.8's order."""
     require(t.buffer is None, "TDATA-14")
     require(t.view_src is not None, "TDATA-15")
-    assert t.view_src is not None
+    if not (t.view_src is not None):
+        undefined("TDATA-4", "invariant broken: t.view_src is not None")
     require(t.view_src.buffer is not None, "TDATA-16")
     require(t.view_src.data is not None, "TDATA-17")
 
 
 @implements("TDATA-18")
+@checked
 def view_init(buffer: Buffer, tensor: Tensor) -> None:
     """TDATA-18: place a view in `buffer` at its root's data plus its offset."""
     check_view_init(tensor)
-    assert tensor.view_src is not None and tensor.view_src.data is not None
+    if not (tensor.view_src is not None and tensor.view_src.data is not None):
+        undefined("TDATA-4", "invariant broken: tensor.view_src is not None and tensor.view_src.data is not None")
     tensor.buffer = buffer
     tensor.data = tensor.view_src.data + tensor.view_offs
     buffer_init_tensor(buffer, tensor)
@@ -164,6 +174,7 @@ def check_tensor_alloc(t: TensorState, addr: int, base: Callable[[], int], size:
 
 
 @implements("TDATA-24")
+@checked
 def tensor_alloc(buffer: Buffer, tensor: Tensor, addr: int) -> None:
     """TDATA-24: place a tensor at address `addr` of `buffer`."""
     check_tensor_alloc(

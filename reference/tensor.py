@@ -11,9 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from .checked import checked, require_live
 from .clauses import implements, require
 from .types import MAX_DIMS, MAX_NAME, MAX_SRC, GGMLType, Op, blck_size, row_size, type_size
-from .world import World
+from .world import SIZE_MAX, World
+
+#: the alignment ggml_init pads a context's pool size to
+MEM_ALIGN = 16
 
 if TYPE_CHECKING:
     from .buffer import Buffer
@@ -61,6 +65,10 @@ class Tensor:
 @implements("CORE-3")
 def nbytes(t: TensorShape) -> int:
     """CORE-3: the span of bytes the tensor touches, as ggml_nbytes computes it."""
+    if isinstance(t, Tensor):
+        require_live(t)
+    elif not all(hasattr(t, f) for f in ("type", "ne", "nb")):
+        raise TypeError(f"nbytes needs a tensor, got {type(t).__name__}")
     bs = blck_size(t.type)
     if bs == 1:
         n = type_size(t.type)
@@ -151,3 +159,38 @@ class Context:
         t.data = root.data + offs if root.data is not None else None
         self.tensors.append(t)
         return t
+
+
+# --- the C API's functions for contexts (ggml_init, ggml_free, ggml_new_tensor, ggml_view_Nd) --------
+
+
+@checked
+def init(world: World, mem_size: int = 16 << 20, no_alloc: bool = True) -> Context:
+    """`ggml_init`: a new context. The model keeps no pool, so `mem_size` is only checked: a
+    size_t, whose padding to the pool's alignment wraps in rc.8 (BUFT-7's erratum): profile
+    fixed refuses such a size, as an allocation that cannot succeed."""
+    if not 0 <= mem_size <= SIZE_MAX:
+        raise ValueError(f"mem_size is a size_t, got {mem_size}")
+    if world.fixed and mem_size > SIZE_MAX - (MEM_ALIGN - 1):
+        raise ValueError(f"BUFT-7: mem_size {mem_size} wraps when padded to {MEM_ALIGN} bytes")
+    return Context(world, no_alloc)
+
+
+@checked
+def free(ctx: Context) -> None:
+    """`ggml_free`: the context's tensors die with it; a second free is a use after free."""
+    ctx.free()
+
+
+@checked
+def new_tensor(ctx: Context, type_: GGMLType, ne: Sequence[int], name: str = "") -> Tensor:
+    """`ggml_new_tensor_Nd` (CORE-2)."""
+    return ctx.new_tensor(GGMLType(type_), ne, name)
+
+
+@checked
+def view(ctx: Context, a: Tensor, ne: Sequence[int], nb: Sequence[int], offset: int) -> Tensor:
+    """`ggml_view_Nd` (CORE-4, CORE-5)."""
+    if not 0 <= offset <= SIZE_MAX or not all(0 <= s <= SIZE_MAX for s in nb):
+        raise ValueError(f"offset and strides are size_t, got offset={offset} nb={list(nb)}")
+    return ctx.view(a, ne, nb, offset)

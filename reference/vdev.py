@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from .backend import Backend, BackendInterface
 from .buffer import Buffer, BufferInterface, BufferType, BufferTypeInterface, buffer_init
+from .checked import checked
 from .clauses import UndefinedBehaviour, implements, undefined
 from .graph import CGraph
 from .ops import compute
@@ -182,7 +183,8 @@ def _buffer_reset(buffer: Buffer) -> None:
 
 
 def _device(buft: BufferType) -> Device:
-    assert isinstance(buft.context, Device)
+    if not (isinstance(buft.context, Device)):
+        undefined("BACK-8", "invariant broken: isinstance(buft.context, Device)")
     return buft.context
 
 
@@ -225,7 +227,8 @@ def _buft_supports_backend(buft: BufferType, backend: Backend) -> bool:
 
 
 def _bdev(backend: Backend) -> Device:
-    assert isinstance(backend.context, Device)
+    if not (isinstance(backend.context, Device)):
+        undefined("BACK-8", "invariant broken: isinstance(backend.context, Device)")
     return backend.context
 
 
@@ -239,19 +242,22 @@ def _backend_free(backend: Backend) -> None:
 
 def _backend_default_buffer_type(backend: Backend) -> BufferType:
     buft = _bdev(backend).buft
-    assert buft is not None
+    if not (buft is not None):
+        undefined("BACK-8", "invariant broken: buft is not None")
     return buft
 
 
 def _set_async(backend: Backend, tensor: Tensor, data: int, offset: int, size: int) -> None:
     buf = tensor.view_src.buffer if tensor.view_src is not None else tensor.buffer
-    assert buf is not None
+    if not (buf is not None):
+        undefined("BACK-8", "invariant broken: buf is not None")
     _bdev(backend).submit(lambda: _device_write(buf, tensor, data, offset, size))
 
 
 def _get_async(backend: Backend, tensor: Tensor, data: int, offset: int, size: int) -> None:
     buf = tensor.view_src.buffer if tensor.view_src is not None else tensor.buffer
-    assert buf is not None
+    if not (buf is not None):
+        undefined("BACK-8", "invariant broken: buf is not None")
     _bdev(backend).submit(lambda: _device_read(buf, tensor, data, offset, size))
 
 
@@ -274,6 +280,7 @@ def _supports_op(backend: Backend, op: Tensor) -> bool:
     return op.op in _bdev(backend).params.ops
 
 
+@checked
 def vdev_init(world: World, params: VDevParams | None = None) -> Backend:
     """A new virtual device with its own buffer type, and a backend for it."""
     params = params or VDevParams()
@@ -312,19 +319,23 @@ def vdev_init(world: World, params: VDevParams | None = None) -> Backend:
     return device.backend
 
 
+@checked
 def vdev_buffer_type(backend: Backend) -> BufferType:
     return _backend_default_buffer_type(backend)
 
 
+@checked
 def vdev_pending(backend: Backend) -> int:
     return len(_bdev(backend).queue)
 
 
+@checked
 def vdev_read(buffer: Buffer, offset: int, size: int) -> bytes:
     """Test hook: the raw bytes of a device buffer's storage (no draining)."""
     return bytes(_dbuf(buffer).region.data[offset : offset + size])
 
 
+@checked
 def vdev_counters(buffer: Buffer) -> tuple[int, int]:
     """Test hook: (init_tensor calls, reset calls) of a device buffer."""
     d = _dbuf(buffer)

@@ -114,6 +114,8 @@ class Api:
     typed: tuple[type[BaseException], ...]
     #: the API's own scalar kinds: kind -> the good value chosen by k
     scalars: dict[str, Callable[[int], Any]] = field(default_factory=dict)
+    #: the kinds of object it hands out
+    kinds: tuple[str, ...] = OBJECT_KINDS
 
 
 Call = tuple[int, tuple[tuple[int, int], ...]]
@@ -147,7 +149,7 @@ class _Session:
     def __init__(self, api: Api) -> None:
         self.api = api
         self.state = api.fresh()
-        self.live: dict[str, list[Any]] = {k: [] for k in OBJECT_KINDS}
+        self.live: dict[str, list[Any]] = {k: [] for k in api.kinds}
         self.dead: list[Any] = []
         self.dead_ids: set[int] = set()
         self.keep: list[Any] = []  # everything ever handed out stays referenced (ids stay unique)
@@ -156,15 +158,15 @@ class _Session:
         self.placed: dict[int, Any] = {}
 
     def pick(self, kind: str, mode: int, k: int) -> Any:
-        if kind in OBJECT_KINDS and mode == GOOD and self.live[kind]:
+        if kind in self.live and mode == GOOD and self.live[kind]:
             return self.live[kind][k % len(self.live[kind])]
-        if kind not in OBJECT_KINDS and mode == GOOD:
+        if kind not in self.live and mode == GOOD:
             own = self.api.scalars.get(kind)
             return own(k) if own is not None else good_scalar(kind, k)
         if mode == FREED and self.dead:
             return self.dead[k % len(self.dead)]
         if mode == WRONG:
-            others = [o for kd in OBJECT_KINDS if kd != kind and kd != "host" for o in self.live[kd]]
+            others = [o for kd in self.live if kd != kind and kd != "host" for o in self.live[kd]]
             if others:
                 return others[k % len(others)]
         return HOSTILE_VALUES[k % len(HOSTILE_VALUES)]
@@ -292,6 +294,27 @@ def run_forked_batch(api_name: str, calls: Sequence[Call], timeout: float = 120.
         ending = "timeout" if res.status == "timeout" else "error"
     tally.add(ending, f"call {last} of the batch: {res.describe()}: {res.stderr[-600:]}")
     return ending, tally, res.stderr[-2000:]
+
+
+def fuzz(api: str, calls: int) -> Tally:
+    """Play `calls` hypothesis-drawn calls against `api`, BATCH per forked worker; an assertion
+    fails (and hypothesis shrinks the batch) on the first batch that crashes, raises an untyped
+    exception, accepts a freed object or an object of the wrong kind, or makes a sanitizer report."""
+    from hypothesis import HealthCheck, given, settings
+
+    total = Tally()
+
+    @settings(max_examples=max(1, calls // BATCH), deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(batch=hypothesis_batches())
+    def one(batch: list[Call]) -> None:
+        ending, tally, stderr = run_forked_batch(api, batch)
+        assert ending == "ok", f"a worker ended with {ending}: {tally.examples}"
+        assert tally.bad() == 0, f"bad outcomes: {dict(tally.outcomes)}\n{tally.examples}"
+        assert "Sanitizer" not in stderr and "runtime error:" not in stderr, stderr
+        total.merge(tally)
+
+    one()
+    return total
 
 
 _APIS: dict[str, Api] = {}

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ggspec.reference.world import SIZE_MAX
 from hypothesis import strategies as st
 
-from ..harness import Recorder, check
+from ..harness import Recorder, check, example
 from ..strategies import Placement, TensorSpec, ascii_names, placements, tensor_specs, vdev_params
 from ..target import Target, VDevParams
 from ._setup import backend_for
@@ -60,3 +61,13 @@ def buft_supports_backend(t: Target, rec: Recorder, devices: list[VDevParams], c
 def buft_is_host(t: Target, rec: Recorder, placement: Placement) -> None:
     """True for the CPU type; false for a device type, which has no is_host entry."""
     rec("is_host", t.buft_is_host(t.backend_get_default_buffer_type(backend_for(t, placement))))
+
+
+@example(size=SIZE_MAX, via_backend=False)
+@example(size=SIZE_MAX - 63, via_backend=True)
+@check("BUFT-7", size=st.integers(SIZE_MAX - 63, SIZE_MAX), via_backend=st.booleans())
+def alloc_size_that_wraps(t: Target, rec: Recorder, size: int, via_backend: bool) -> None:
+    """A CPU allocation within 64 bytes of SIZE_MAX: rc.8's size + 64 wraps to a buffer of
+    (size + 64) mod 2**64 bytes; profile fixed refuses it ("failed to allocate buffer")."""
+    buf = t.backend_alloc_buffer(t.cpu_init(), size) if via_backend else t.buft_alloc_buffer(t.cpu_buffer_type(), size)
+    rec("size", t.buffer_get_size(buf))

@@ -101,6 +101,8 @@ static ggspec_backend_buffer_t cpu_buft_alloc_buffer(ggspec_backend_buffer_type_
      * malloc's result need not be CPU_ALIGNMENT-aligned, so the buffer is made CPU_ALIGNMENT
      * bytes larger (and reports that larger size) to leave room for aligning the first tensor.
      */
+    /* BUFT-7 (profile fixed): a size whose padding wraps is an allocation that cannot succeed */
+    GGSPEC_ASSERT(size <= SIZE_MAX - CPU_ALIGNMENT, "failed to allocate buffer");
     size += CPU_ALIGNMENT;
     void * data = malloc(size);
     GGSPEC_ASSERT(data != NULL, "failed to allocate buffer");

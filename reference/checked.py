@@ -1,0 +1,202 @@
+"""The model's API boundary: arguments of the wrong type and objects used after they were freed.
+
+`@checked` reads a public function's annotations and refuses, before the function runs, an
+argument that is not of the annotated type (TypeError: rc.8 cannot even be called that way) and
+a model object that was freed (`UseAfterFree`: rc.8 would read freed memory). An object is dead
+when it was freed itself, or when what it depends on was: a tensor dies with its context, with
+the buffer it was placed in, and with its root (a view's view_src).
+
+`nonnull` and `invariant` are the model's own invariants as explicit checks (a bare `assert`
+disappears under ``python -O``): where one fails, the call reached a state in which rc.8 would
+dereference NULL or misread memory, and it is reported as undefined behaviour.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import enum
+import functools
+import inspect
+import operator
+import types
+import typing
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
+
+from .clauses import UseAfterFree, undefined
+
+T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., object])
+
+Check = Callable[[str, object], None]
+
+#: the clause a use after free of each kind of model object is reported against
+FREE_CLAUSES = {
+    "Buffer": "BUF-4", "Backend": "BACK-2", "Context": "CORE-6", "Tensor": "CORE-6",
+    "Sched": "SCHED-26", "Tallocr": "ALLOC-9", "Gallocr": "ALLOC-10",
+}
+
+
+def nonnull(value: T | None, clause_id: str, what: str) -> T:
+    """`value`, which the model relies on being set here; UndefinedBehaviour (rc.8 dereferences
+    NULL) when it is None."""
+    if value is None:
+        undefined(clause_id, f"{what} is NULL")
+    return value
+
+
+def instance(value: object, cls: type[T], clause_id: str, what: str) -> T:
+    """`value` as a `cls`; UndefinedBehaviour (rc.8 misreads another type's context) otherwise."""
+    if not isinstance(value, cls):
+        undefined(clause_id, f"{what} is a {type(value).__name__}, not a {cls.__name__}")
+    return value
+
+
+def invariant(cond: bool, clause_id: str, what: str) -> None:
+    """An explicit check of the model's own invariant `what` (kept under python -O)."""
+    if not cond:
+        undefined(clause_id, f"invariant broken: {what}")
+
+
+def dead_reason(value: object) -> str | None:
+    """Why a model object may no longer be used, or None while it lives."""
+    if getattr(value, "freed", False) is True:
+        return "it was freed"
+    if type(value).__name__ == "Tensor":
+        from .tensor import Tensor
+
+        if isinstance(value, Tensor):
+            return _tensor_dead(value)
+    return None
+
+
+def _tensor_dead(t: Any) -> str | None:
+    if t.ctx.freed:
+        return "its context was freed"
+    if t.buffer is not None and t.buffer.freed:
+        return "its buffer was freed"
+    if t.view_src is not None:
+        why = _tensor_dead(t.view_src)
+        if why is not None:
+            return f"its view_src is dead ({why})"
+    return None
+
+
+def require_live(value: T) -> T:
+    """`value`, refused with UseAfterFree when it is dead."""
+    why = dead_reason(value)
+    if why is not None:
+        raise UseAfterFree(FREE_CLAUSES.get(type(value).__name__, "CORE-6"), f"{value!r} is used after {why}")
+    return value
+
+
+def _refuse(fn: str, name: str, want: str, value: object) -> NoReturn:
+    text = repr(value)
+    text = text if len(text) <= 60 else text[:57] + "..."
+    raise TypeError(f"{fn}: {name} must be {want}, got {type(value).__name__} {text}")
+
+
+def _is_int(value: object) -> bool:
+    """An int (numpy's integers too), not a bool."""
+    if isinstance(value, bool):
+        return False
+    try:
+        operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return False
+    return True
+
+
+def _check_for(tp: object, fn: str) -> Check | None:
+    """A check of one annotation, or None where there is nothing to check (object, Callable, ...)."""
+    if tp is None or tp is type(None):
+        return lambda name, v: None if v is None else _refuse(fn, name, "None", v)
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        parts = [p for p in typing.get_args(tp) if p is not type(None)]
+        if len(parts) != 1:
+            return None
+        one = _check_for(parts[0], fn)
+        if one is None:
+            return None
+        return lambda name, v: None if v is None else one(name, v)
+    if origin in (list, collections.abc.Sequence):
+        (item,) = typing.get_args(tp) or (object,)
+        inner = _check_for(item, fn)
+        exact = origin is list
+
+        def seq(name: str, v: object) -> None:
+            if exact and not isinstance(v, list) or isinstance(v, (str, bytes)) or not isinstance(v, collections.abc.Sequence):
+                _refuse(fn, name, f"a {'list' if exact else 'sequence'}", v)
+            if inner is not None:
+                for x in v:
+                    inner(f"an item of {name}", x)
+
+        return seq
+    if not isinstance(tp, type) or tp is object or getattr(tp, "_is_protocol", False):
+        return None
+    if tp is bool:
+        return lambda name, v: None if isinstance(v, bool) else _refuse(fn, name, "a bool", v)
+    if tp is int or (issubclass(tp, enum.Enum) and issubclass(tp, int)):
+        return lambda name, v: None if _is_int(v) else _refuse(fn, name, "an int", v)
+    if tp is float:  # an int will do, as in C
+        return lambda name, v: None if isinstance(v, (int, float)) and not isinstance(v, bool) else _refuse(fn, name, "real", v)
+
+    def obj(name: str, v: object) -> None:
+        if not isinstance(v, tp):
+            _refuse(fn, name, f"a {tp.__name__}", v)
+        require_live(v)
+
+    return obj
+
+
+@functools.cache
+def _model_names() -> dict[str, object]:
+    """What the annotations of the model's modules name (some only under TYPE_CHECKING there)."""
+    from . import alloc, backend, buffer, graph, sched, tensor, vdev, world
+    from . import types as mtypes
+
+    names: dict[str, object] = {}
+    for module in (world, mtypes, tensor, buffer, backend, graph, vdev, alloc, sched):
+        names.update({k: v for k, v in vars(module).items() if isinstance(v, type)})
+    names.update(vars(collections.abc))
+    return names
+
+
+def _compile(fn: Callable[..., object]) -> list[tuple[str, Check | None]]:
+    checks: list[tuple[str, Check | None]] = []
+    for name, param in inspect.signature(fn).parameters.items():
+        ann = param.annotation
+        check: Check | None = None
+        if isinstance(ann, str) and ann:
+            try:
+                tp = eval(ann, {**_model_names(), **fn.__globals__})  # noqa: S307 - our own annotations
+            except Exception:  # noqa: BLE001 - an annotation we cannot resolve is not checked
+                tp = None
+            else:
+                check = _check_for(tp, fn.__qualname__)
+        checks.append((name, check))
+    return checks
+
+
+def checked(fn: F) -> F:
+    """Check the arguments of a public model function against its annotations (see the module)."""
+    compiled: list[list[tuple[str, Check | None]]] = []
+
+    @functools.wraps(fn)
+    def wrapper(*args: object, **kwargs: object) -> object:
+        if not compiled:
+            compiled.append(_compile(fn))
+        checks = compiled[0]
+        for (name, check), value in zip(checks, args, strict=False):
+            if check is not None:
+                check(name, value)
+        if kwargs:
+            by_name = dict(checks)
+            for name, value in kwargs.items():
+                check = by_name.get(name)
+                if check is not None:
+                    check(name, value)
+        return fn(*args, **kwargs)
+
+    return typing.cast(F, wrapper)

@@ -1,0 +1,132 @@
+"""The fuzz tests' view of reference/: the same functions as the native wrapper's (fuzzcalls_native.py),
+in the model's terms (a World per batch, host memory as addresses in its address space), plus
+the scheduler and the graph allocator, which only the model exposes to Python."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fuzzcalls import OBJECT_KINDS, Api, Fn
+
+
+def reference_api() -> Api:
+    from ggspec.reference import alloc as ra
+    from ggspec.reference import backend as rb
+    from ggspec.reference import buffer as rbuf
+    from ggspec.reference import copy as rcopy
+    from ggspec.reference import cpu as rcpu
+    from ggspec.reference import sched as rs
+    from ggspec.reference import tdata as rtd
+    from ggspec.reference import tensor as rt
+    from ggspec.reference import vdev as rvd
+    from ggspec.reference.clauses import SpecError
+    from ggspec.reference.world import World
+
+    def host_alloc(w: World, size: int, as_cdata: bool) -> Any:
+        if not isinstance(size, int) or not isinstance(as_cdata, bool) or not 0 <= size <= 1 << 20:
+            raise ValueError("the fuzz test's own host memory: a small size")
+        return w.host_alloc(size, "fuzz host memory").base
+
+    def tensor_set(w: World, t: Any, payload: Any, offset: Any) -> None:
+        if not isinstance(payload, (bytes, bytearray)):
+            raise TypeError("the fuzz test's payload: bytes")
+        rtd.tensor_set(t, w.host_bytes(bytes(payload)), offset, len(payload))
+
+    def tensor_get(w: World, t: Any, offset: Any, size: Any) -> bytes:
+        if not isinstance(size, int) or not 0 <= size <= 1 << 20:
+            raise ValueError("the fuzz test's own host memory: a small size")
+        region = w.host_alloc(size, "fuzz tensor_get")
+        rtd.tensor_get(t, region.base, offset, size)
+        return bytes(region.data)
+
+    def tensor_alloc(w: World, buf: Any, t: Any, offset: Any) -> None:
+        base = rbuf.buffer_get_base(buf) if isinstance(buf, rbuf.Buffer) and not buf.freed else 0
+        rtd.tensor_alloc(buf, t, base + offset if isinstance(offset, int) else offset)
+
+    # ggml_init / ggml_free / ggml_new_tensor / ggml_view_Nd (methods of Context in older models)
+    r_init = getattr(rt, "init", lambda world, _mem, no_alloc: rt.Context(world, no_alloc))
+    r_free = getattr(rt, "free", lambda ctx: rt.Context.free(ctx))
+    r_new_tensor = getattr(rt, "new_tensor", lambda ctx, *a: rt.Context.new_tensor(ctx, *a))
+    r_view = getattr(rt, "view", lambda ctx, *a: rt.Context.view(ctx, *a))
+
+    def f(name: str, params: str, call: Any, returns: str | None = None, frees: int | None = None) -> Fn:
+        return Fn(name, tuple(params.split()), lambda _w, *a: call(*a), returns, frees)
+
+    def w(name: str, params: str, call: Any, returns: str | None = None, frees: int | None = None) -> Fn:
+        return Fn(name, tuple(params.split()), call, returns, frees)
+
+    fns = [
+        w("host_alloc", "size bool", host_alloc, "host"),
+        w("cpu_init", "", rcpu.cpu_init, "backend"),
+        w("cpu_buffer_type", "", rcpu.cpu_buffer_type, "buft"),
+        w("vdev_init", "vparams", rvd.vdev_init, "backend"),
+        f("backend_name", "backend", rb.backend_name),
+        f("backend_free", "backend", rb.backend_free, frees=0),
+        f("backend_get_default_buffer_type", "backend", rb.backend_get_default_buffer_type, "buft"),
+        f("backend_alloc_buffer", "backend size", rb.backend_alloc_buffer, "buffer"),
+        f("backend_get_alignment", "backend", rb.backend_get_alignment),
+        f("backend_synchronize", "backend", rb.backend_synchronize),
+        f("backend_supports_op", "backend tensor", rb.backend_supports_op),
+        f("buft_name", "buft", rbuf.buft_name),
+        f("buft_alloc_buffer", "buft size", rbuf.buft_alloc_buffer, "buffer"),
+        f("buft_get_alignment", "buft", rbuf.buft_get_alignment),
+        f("buft_get_alloc_size", "buft tensor", rbuf.buft_get_alloc_size),
+        f("buft_supports_backend", "buft backend", rbuf.buft_supports_backend),
+        f("buft_is_host", "buft", rbuf.buft_is_host),
+        f("buffer_name", "buffer", rbuf.buffer_name),
+        f("buffer_free", "buffer", rbuf.buffer_free, frees=0),
+        f("buffer_get_base", "buffer", rbuf.buffer_get_base),
+        f("buffer_get_size", "buffer", rbuf.buffer_get_size),
+        f("buffer_get_alignment", "buffer", rbuf.buffer_get_alignment),
+        f("buffer_get_alloc_size", "buffer tensor", rbuf.buffer_get_alloc_size),
+        f("buffer_clear", "buffer byte", rbuf.buffer_clear),
+        f("buffer_is_host", "buffer", rbuf.buffer_is_host),
+        f("buffer_set_usage", "buffer usage", rbuf.buffer_set_usage),
+        f("buffer_get_type", "buffer", rbuf.buffer_get_type, "buft"),
+        f("buffer_reset", "buffer", rbuf.buffer_reset),
+        w("init", "memsize bool", lambda world, mem, no_alloc: r_init(world, mem, no_alloc), "ctx"),
+        f("free", "ctx", r_free, frees=0),
+        f("new_tensor", "ctx type ne", r_new_tensor, "tensor"),
+        f("new_tensor", "ctx type ne", r_new_tensor, "tensor"),
+        f("view", "ctx tensor ne nb offset", r_view, "tensor"),
+        f("nbytes", "tensor", rt.nbytes),
+        w("tensor_alloc", "buffer tensor offset", tensor_alloc),
+        w("tensor_alloc", "buffer tensor offset", tensor_alloc),
+        f("view_init", "buffer tensor", rtd.view_init),
+        w("tensor_set", "tensor payload offset", tensor_set),
+        w("tensor_get", "tensor offset size", tensor_get),
+        f("tensor_set_async", "backend tensor host offset size", rtd.tensor_set_async),
+        f("tensor_get_async", "backend tensor host offset size", rtd.tensor_get_async),
+        f("tensor_copy", "tensor tensor", rcopy.tensor_copy),
+        f("tensor_copy_async", "backend tensor tensor", rcopy.tensor_copy_async),
+        w("reg_get_count", "", lambda world: world.registry.get_count()),
+        w("reg_find_by_name", "name", lambda world, n: world.registry.find_by_name(n)),
+        w("reg_init_backend_from_str", "name", lambda world, n: world.registry.init_backend_from_str(n), "backend"),
+        w("reg_get_name", "index", lambda world, i: world.registry.get_name(i)),
+        w("reg_init_backend", "index name", lambda world, i, p: world.registry.init_backend(i, p), "backend"),
+        w("reg_get_default_buffer_type", "index", lambda world, i: world.registry.get_default_buffer_type(i), "buft"),
+        w("reg_alloc_buffer", "index size", lambda world, i, s: world.registry.alloc_buffer(i, s), "buffer"),
+        w("reg_register", "name initfn buft", lambda world, n, fn, b: world.registry.register(n, fn, b, None)),
+        f("is_cpu", "backend", rcpu.is_cpu),
+        f("cpu_set_n_threads", "backend nthreads", rcpu.cpu_set_n_threads),
+        w("cpu_buffer_from_ptr", "host size", rcpu.cpu_buffer_from_ptr, "buffer"),
+        f("vdev_read", "buffer offset size", rvd.vdev_read),
+        f("vdev_pending", "backend", rvd.vdev_pending),
+        # only the model has these in Python: the scheduler and the graph allocator
+        w("sched_new", "backend backend size", lambda world, a, b, n: rs.sched_new(world, [a, b], None, n), "sched"),
+        f("sched_free", "sched", rs.sched_free, frees=0),
+        f("sched_reset", "sched", rs.sched_reset),
+        f("sched_get_n_splits", "sched", rs.get_n_splits),
+        f("sched_get_buffer", "sched backend", rs.get_buffer),
+        f("sched_get_node_backend", "sched tensor", rs.get_node_backend),
+        f("sched_set_node_backend", "sched tensor backend", rs.set_node_backend),
+        f("gallocr_new", "", ra.gallocr_new, "galloc"),
+        f("gallocr_free", "galloc", ra.gallocr_free, frees=0),
+        f("tallocr_new_from_buffer", "buffer", ra.tallocr_new_from_buffer, "talloc"),
+        f("tallocr_alloc", "talloc tensor", ra.tallocr_alloc),
+        f("tallocr_max_size", "talloc", ra.tallocr_max_size),
+        f("tallocr_free", "talloc", ra.tallocr_free, frees=0),
+    ]
+    scalars = {"initfn": lambda k: (lambda params, user_data: None)}
+    kinds = (*OBJECT_KINDS, "sched", "galloc", "talloc")
+    return Api("reference", fns, World, (TypeError, ValueError, SpecError), scalars, kinds)
