@@ -87,3 +87,31 @@ def summary(results: list[Any]) -> dict[str, dict[str, str]]:
     for cid in ub_clauses():
         out.setdefault(cid, {"status": "not reached", "detail": "no example of this run reached it"})
     return out
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The undefined-behaviour table of a JSON report (`ggspec check --json`), as markdown."""
+    lines = [f"Target `{report['target']}`, profile `{report['profile']}`, seed {report['seed']}, "
+             f"{report.get('examples', '?')} examples a check.", "",
+             "| clause | title | rc.8 | how |", "|---|---|---|---|"]
+    for cid, v in report["undefined_behaviour"].items():
+        how = v["detail"].replace("|", "\\|").splitlines()[0][:160]
+        lines.append(f"| {cid} | {clause(cid).title} | {v['status']} | {how} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import json
+
+    ap = argparse.ArgumentParser(prog="python -m ggspec.conformance.ubseen",
+                                 description="print a report's undefined-behaviour verdicts as a markdown table")
+    ap.add_argument("report", help="a JSON report of ggspec check --json")
+    args = ap.parse_args(argv)
+    with open(args.report, encoding="utf-8") as f:
+        print(markdown(json.load(f)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -710,7 +710,7 @@ def _place_with_guard(t: Target, backend: Handle, node: Handle, guard_size: int)
     align = t.buft_get_alignment(buft)
     room = -(-t.buft_get_alloc_size(buft, node) // align) * align
     guard = t.new_tensor(I8, (guard_size,), "guard")
-    buf = t.backend_alloc_buffer(backend, room + guard_size + align)
+    buf = t.backend_alloc_buffer(backend, room + t.buft_get_alloc_size(buft, guard) + align)
     t.buffer_clear(buf, 0x77)
     pad = (-t.buffer_get_base(buf)) % align
     t.tensor_alloc(buf, node, pad)
