@@ -103,3 +103,22 @@ def test_two_shards_merged_equal_one_run(tmp_path: Path) -> None:
     assert overlap.returncode == 2 and "in two reports" in overlap.stderr
     bad = ggspec("check", "--select", ERRATUM_CHECK, "--shard", "3/2")
     assert bad.returncode == 2 and "expected K/N with 1 <= K <= N" in bad.stderr
+
+
+def test_merging_shards_of_a_whole_run_adds_back_the_uncovered_clauses() -> None:
+    from ggspec.conformance import report
+    from ggspec.conformance.merge import merge
+    from ggspec.conformance.runner import CheckResult, RunConfig, verdicts
+    from ggspec.reference.clauses import Profile
+
+    cfg = RunConfig("native", Profile.FIXED, max_examples=3, seed=1)
+    a = [CheckResult("tdata.a", ("TDATA-4",), "pass", 3)]
+    b = [CheckResult("tdata.b", ("TDATA-4", "TDATA-8"), "fail", 2, "why"), CheckResult("tdata.c", ("TDATA-8",), "pass", 3)]
+    whole = {"select": [], "deselect": []}
+    shards = [report.to_json([v for v in verdicts(r) if v.status != "uncovered"], r, cfg, shard=f"{k}/2", selection=whole)
+              for k, r in ((1, a), (2, b))]
+    one = report.to_json(verdicts(a + b), a + b, cfg, selection=whole)
+    merged = merge(shards)
+    assert [(c["id"], c["status"], c["examples"]) for c in merged["clauses"]] == [
+        (c["id"], c["status"], c["examples"]) for c in one["clauses"]]
+    assert merged["summary"] == one["summary"] and merged["summary"]["uncovered"] > 0
