@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import signal
 import sys
 from collections import Counter
@@ -282,9 +283,15 @@ def run_forked_batch(api_name: str, calls: Sequence[Call], timeout: float = 120.
 
     api = load_api(api_name)  # loaded once, in the parent: every worker starts from it
     res = run_forked(lambda: run_batch(api, calls), timeout=timeout)
-    if res.status == "ok":
+    sanitizer = re.search(r"ERROR: (\w+Sanitizer): ([\w-]+)|runtime error: [^\n]*", res.stderr)
+    if res.status == "ok" and sanitizer is None:
         return "ok", res.value, res.stderr[-2000:]
     tally = Tally()
+    if sanitizer is not None:  # with abort_on_error=0 a sanitizer report ends the worker with exit 1
+        ending = f"{sanitizer.group(1)} {sanitizer.group(2)}" if sanitizer.group(1) else "UBSan runtime error"
+        last = res.reports[-1] if res.reports else None
+        tally.add(ending, f"call {last} of the batch: {res.stderr[sanitizer.start():][:600]}")
+        return ending, tally, res.stderr[-2000:]
     last = res.reports[-1] if res.reports else None
     if res.status == "signal":
         ending = {signal.SIGSEGV: "segfault", signal.SIGABRT: "abort", signal.SIGBUS: "segfault"}.get(

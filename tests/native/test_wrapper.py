@@ -159,3 +159,26 @@ def test_async_host_memory_is_checked_and_kept_alive() -> None:
     backend.backend_synchronize(dev)
     assert bytes(out) == bytes(range(16))
     tensor.free(c)
+
+
+def test_sizes_that_wrap_are_refused() -> None:
+    """BUFT-7, profile fixed: the CPU type's size + 64 and ggml_init's padding must not wrap."""
+    for size in (2**64 - 1, 2**64 - 64):
+        with pytest.raises(SpecViolation) as err:
+            buffer.buft_alloc_buffer(cpu.cpu_buffer_type(), size)
+        assert err.value.clause_id == "BUFT-7"
+        with pytest.raises(SpecViolation):
+            backend.backend_alloc_buffer(cpu.cpu_init(), size)
+    with pytest.raises(ValueError):
+        tensor.init(2**64 - 1)
+    with pytest.raises(ValueError):
+        buffer.buft_alloc_buffer(cpu.cpu_buffer_type(), 2**64)
+
+
+def test_the_c_code_refuses_sizes_that_wrap_too() -> None:
+    """native/src itself (not only its wrapper) aborts on a wrapping CPU allocation (BUFT-7)."""
+    from forked import assert_aborts
+    from ggspec.native._lib import lib
+
+    assert_aborts(lambda: lib.ggspec_backend_buft_alloc_buffer(lib.ggspec_backend_cpu_buffer_type(), 2**64 - 1),
+                  "failed to allocate buffer")
