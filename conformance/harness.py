@@ -135,6 +135,8 @@ class Outcome:
     clause_id: str | None = None
     detail: str = ""
     stderr: str = ""
+    #: (the reference only) behaviour errata whose branch the run reached (World.errata_taken)
+    errata: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -154,10 +156,14 @@ def run_on_reference(chk: Check, args: dict[str, Any], profile: Profile) -> Outc
     try:
         chk.scenario(target, rec, **args)
     except SpecViolation as exc:
-        return Outcome(rec.items, "violation", exc.clause_id, str(exc))
+        outcome = Outcome(rec.items, "violation", exc.clause_id, str(exc))
     except UndefinedBehaviour as exc:
-        return Outcome(rec.items, "ub", exc.clause_id, str(exc))
-    return Outcome(rec.items, "ok")
+        outcome = Outcome(rec.items, "ub", exc.clause_id, str(exc))
+    else:
+        outcome = Outcome(rec.items, "ok")
+    world = getattr(target, "world", None)
+    outcome.errata = frozenset(getattr(world, "errata_taken", ()))
+    return outcome
 
 
 def _run_in_process(chk: Check, args: dict[str, Any], target_name: str, profile: Profile) -> Outcome:
@@ -285,6 +291,10 @@ def erratum_behind(ex: Example, profile: Profile) -> str | None:
     for outcome in (ex.expected, alt):
         if outcome.ending in ("violation", "ub") and outcome.clause_id and clause(outcome.clause_id).erratum:
             return outcome.clause_id
+    for outcome in (ex.expected, alt):  # a behaviour erratum whose branch the model took (SCHED-33)
+        for cid in sorted(outcome.errata):
+            if clause(cid).erratum:
+                return cid
     return None
 
 

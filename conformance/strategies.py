@@ -452,12 +452,24 @@ class SchedSetup:
         return len(self.devices)
 
 
-def sched_devices(name: str) -> st.SearchStrategy[VDevParams]:
+#: the computing ops of the scheduler's graphs; a device may refuse some (SCHED-33)
+SCHED_COMPUTE_OPS = (Op.MUL_MAT, Op.ADD, Op.MUL, Op.SCALE, Op.SOFT_MAX, Op.GET_ROWS, Op.CONT, Op.CPY)
+
+#: a scheduler device's supports_op mask: every op, or every op but one to three of the graphs'
+sched_op_masks = st.one_of(
+    st.just(ALL_OPS),
+    st.frozensets(st.sampled_from(SCHED_COMPUTE_OPS), min_size=1, max_size=3).map(lambda refused: ALL_OPS - refused),
+)
+
+
+def sched_devices(name: str, refuse: bool = True) -> st.SearchStrategy[VDevParams]:
     """A virtual device for a scheduler: its own name, alignment and alloc padding, with or
-    without async entries, eager or lazy; it claims every op (rc.8's scheduler never asks
-    supports_op). Every device has the buffer `cpy_tensor` entry: without it a copy between
+    without async entries, eager or lazy; it claims every op or refuses a few of the graphs'
+    (rc.8's scheduler never asks supports_op; profile `fixed` routes refused nodes elsewhere,
+    erratum SCHED-33). Every device has the buffer `cpy_tensor` entry: without it a copy between
     two devices is rc.8's erratum COPY-6 (a call through NULL), which the COPY checks cover.
-    Shrinks toward an eager device with every entry and no padding."""
+    Shrinks toward an eager device with every entry, every op and no padding. `refuse` False:
+    the device claims every op (for checks of asserts that need nodes to stay on a device)."""
     return st.builds(
         VDevParams,
         name=st.just(name),
@@ -467,16 +479,16 @@ def sched_devices(name: str) -> st.SearchStrategy[VDevParams]:
         buffer_cpy_tensor=st.just(True),
         cpy_tensor_async=st.booleans().map(lambda b: not b),
         alloc_pad=st.sampled_from([0, 64, 512]),
-        ops=st.just(ALL_OPS),
+        ops=sched_op_masks if refuse else st.just(ALL_OPS),
     )
 
 
 @st.composite
-def sched_setups(draw: st.DrawFn, min_backends: int = 1, max_backends: int = 4) -> SchedSetup:
+def sched_setups(draw: st.DrawFn, min_backends: int = 1, max_backends: int = 4, refuse: bool = True) -> SchedSetup:
     """`min_backends` to `max_backends` (at most 16) backends: `n - 1` virtual devices with
-    different names, then the CPU."""
+    different names (each may refuse some ops unless `refuse` is False), then the CPU."""
     n = draw(st.integers(min_backends, max_backends), label="backends")
-    return SchedSetup(tuple(draw(sched_devices(DEVICE_NAMES[i]), label=f"device {i}") for i in range(n - 1)))
+    return SchedSetup(tuple(draw(sched_devices(DEVICE_NAMES[i], refuse), label=f"device {i}") for i in range(n - 1)))
 
 
 @dataclass(frozen=True)
@@ -755,10 +767,10 @@ class SchedCase:
 @st.composite
 def sched_cases(draw: st.DrawFn, min_backends: int = 1, max_backends: int = 4, max_steps: int = 8,
                 pin: str | None = "some", steps: tuple[str, ...] = SCHED_STEPS, callback: bool = False,
-                stops: bool = False, max_fan: int = 4) -> SchedCase:
+                stops: bool = False, max_fan: int = 4, refuse: bool = True) -> SchedCase:
     """A set-up (`sched_setups`) and a graph for it (`sched_graphs`; `pin` None: any pin mode);
     with `callback`, the nodes the eval callback wants (and with `stops`, where it says stop)."""
-    setup = draw(sched_setups(min_backends, max_backends), label="set-up")
+    setup = draw(sched_setups(min_backends, max_backends, refuse), label="set-up")
     mode = pin if pin is not None else draw(st.sampled_from(PIN_MODES), label="pin mode")
     graph = draw(sched_graphs(setup.n_backends, max_steps, mode, steps, max_fan), label="graph")
     want: frozenset[str] = frozenset()

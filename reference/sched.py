@@ -26,7 +26,7 @@ from .alloc import (
     tallocr_new_measure_from_buft,
     tallocr_reset,
 )
-from .backend import Backend, backend_get_default_buffer_type, backend_graph_compute, backend_name
+from .backend import Backend, backend_get_default_buffer_type, backend_graph_compute, backend_name, backend_supports_op
 from .buffer import Buffer, BufferType, BufferUsage, buft_supports_backend
 from .checked import checked
 from .clauses import implements, require, undefined
@@ -76,6 +76,8 @@ class Sched:
     is_reset: bool = False
     callback_eval: EvalCallback | None = None
     freed: bool = False
+    #: the contexts of earlier splits, freed (SCHED-34): their copies must not be read again
+    retired: list[Context] = field(default_factory=list)
 
 
 # --- small helpers, each one rule ---------------------------------------------------------------
@@ -156,8 +158,38 @@ def allocr_from_cur(sched: Sched, node: Tensor) -> tuple[Tallocr | None, str]:
         if src is None:
             break
         if src.buffer is not None and src.buffer.usage == BufferUsage.WEIGHTS:
-            return allocr_from_buffer(sched, src.buffer), f"1.wgt{i}"
+            return accepting(sched, node, allocr_from_buffer(sched, src.buffer)), f"1.wgt{i}"
     return None, ""
+
+
+def _computes(node: Tensor) -> bool:
+    """A node a backend computes: not a leaf (NONE) and not a view op."""
+    return node.op is not Op.NONE and not is_view_op(node.op)
+
+
+@implements("SCHED-33")
+def accepting(sched: Sched, node: Tensor, talloc: Tallocr | None) -> Tallocr | None:
+    """SCHED-33: the backend pass 1's weights rule or pass 2 gives `node`.
+
+    rc.8 never asks supports_op: `talloc` stands even when its backend refuses the node.
+    Erratum (profile fixed): a refused node goes to the highest-priority backend that accepts
+    it instead; when none does, `talloc` stands. Either way the world records that the
+    erratum's branch was reached, so a difference it explains is blamed on it.
+    """
+    if talloc is None or not _computes(node):
+        return talloc
+    backend = allocr_backend(sched, talloc)
+    if not (backend is not None):
+        undefined("SCHED-1", "invariant broken: backend is not None")
+    if backend_supports_op(backend, node):
+        return talloc
+    sched.world.errata_taken.add("SCHED-33")
+    if not sched.world.fixed:
+        return talloc
+    for i, b in enumerate(sched.backends):
+        if backend_supports_op(b, node):
+            return sched.tallocs[i]
+    return talloc
 
 
 # --- construction, reset, free ------------------------------------------------------------------
@@ -205,6 +237,7 @@ def sched_free(sched: Sched | None) -> None:
     for t in sched.tallocs:
         tallocr_free(t)
     gallocr_free(sched.galloc)
+    _retire_context(sched)
     sched.freed = True
 
 
@@ -228,8 +261,10 @@ def _pass1(sched: Sched, graph: CGraph) -> None:
                 _assign(sched, src, *allocr_from_cur(sched, src))
 
 
+@implements("SCHED-38")
 def _expand(sched: Sched, graph: CGraph, upward: bool, skip_lowest: bool, cause: str) -> None:
-    """One of passes 2.1 to 2.4: carry the last seen assignment over unassigned non-view nodes."""
+    """One of passes 2.1 to 2.4: carry the last seen assignment over unassigned non-view nodes.
+    SCHED-38: the backend 2.1 and 2.2 skip is the last one by position, whatever it is."""
     nodes = graph.node_list()
     order = reversed(nodes) if upward else iter(nodes)
     lowest = len(sched.backends) - 1
@@ -241,7 +276,7 @@ def _expand(sched: Sched, graph: CGraph, upward: bool, skip_lowest: bool, cause:
         if mine is not None:
             cur = None if skip_lowest and allocr_prio(sched, mine) == lowest else mine
         else:
-            _assign(sched, node, cur, cause)
+            _assign(sched, node, accepting(sched, node, cur), cause)
 
 
 @implements("SCHED-8", "SCHED-9", "SCHED-10", "SCHED-11")
@@ -340,10 +375,31 @@ def _allocation_graph(sched: Sched, graph: CGraph) -> CGraph:
     return out
 
 
+def _retire_context(sched: Sched) -> None:
+    """SCHED-34: the copies of the last split live in the scheduler's context, which rc.8 frees
+    (and whose fixed memory it reuses) at the next split and at sched_free."""
+    if sched.ctx is not None:
+        sched.ctx.free()
+        sched.retired.append(sched.ctx)
+        sched.ctx = None
+
+
+def _reads_no_stale_copy(sched: Sched, graph: CGraph) -> None:
+    """SCHED-34: a graph whose nodes read copies made for an earlier split (a graph split
+    before, its sources redirected by SCHED-19) reads tensors in freed context memory."""
+    for node in graph.node_list():
+        for src in node.src:
+            if src is not None and any(src.ctx is c for c in sched.retired):
+                undefined("SCHED-34", f"node {node.name!r} reads {src.name!r}, a copy the scheduler made for an "
+                                      "earlier split, in context memory freed since (the graph was split before)")
+
+
 def split_graph(sched: Sched, graph: CGraph) -> None:
     """Passes 1 to 4 and the allocation graph (`sched_split_graph`)."""
     sched.splits = []
     sched.is_reset = False
+    _retire_context(sched)
+    _reads_no_stale_copy(sched, graph)
     sched.ctx = Context(sched.world, no_alloc=True)
     _pass1(sched, graph)
     _pass2(sched, graph)
@@ -370,9 +426,9 @@ def _compute_splits(sched: Sched) -> None:
         backend = allocr_backend(sched, split.tallocr)
         if not (split.graph is not None):
             undefined("SCHED-1", "invariant broken: split.graph is not None")
-        if backend is None:  # a graph of view nodes only: no node chose the first split's backend
+        if backend is None:  # SCHED-35: a graph of view nodes only, no node chose the first split's backend
             if not sched.world.fixed:
-                undefined("SCHED-13", "a split without a backend is computed (rc.8 keeps a stale or NULL one)")
+                undefined("SCHED-35", "a split without a backend is computed (rc.8 keeps a stale or NULL one)")
             continue
         backend_id = backend_prio(sched, backend)
         for inp in split.inputs:
@@ -405,9 +461,15 @@ def _compute_splits(sched: Sched) -> None:
 
 
 @checked
+@implements("SCHED-36")
 def graph_compute(sched: Sched, graph: CGraph) -> None:
-    """SCHED-27: the graph must fit the hash set; reset if needed, split, allocate, compute."""
+    """SCHED-27: the graph must fit the hash set; reset if needed (SCHED-36: which drops the
+    assignments made since the last split), split, allocate, compute. SCHED-37: the allocators
+    must have measured first."""
     require(sched.hash_set.size >= graph.n_nodes + MAX_SPLITS * MAX_SPLIT_INPUTS, "SCHED-27")
+    if any(tallocr_is_measure(t) for t in sched.tallocs):
+        undefined("SCHED-37", "graph_compute before init_measure: the measuring allocators place the graph at "
+                              "addresses no memory backs")
     if not sched.is_reset:
         sched_reset(sched)
     split_graph(sched, graph)

@@ -15,7 +15,7 @@ from ggspec.conformance.graphspec import GraphSpec, Leaf, Node
 from ggspec.conformance.harness import CHECKS, run_on_target
 from ggspec.conformance.runner import RunConfig, load_checks, run_check, run_check_here
 from ggspec.conformance.target import SchedPlan
-from ggspec.reference.clauses import Profile, clause
+from ggspec.reference.clauses import Profile, catalogue, clause
 
 load_checks()
 
@@ -38,7 +38,7 @@ def test_sched_check_passes(name: str, target: str, profile: Profile) -> None:
 
 def test_every_sched_clause_has_a_check() -> None:
     covered = {cid for name in SCHED_CHECKS for cid in CHECKS[name].clauses}
-    assert covered == {f"SCHED-{i}" for i in range(1, 33)}
+    assert covered == {cid for cid in catalogue() if cid.startswith("SCHED-")}
     assert all(clause(cid).kind in ("assert", "behaviour", "limit") for cid in covered)
 
 

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from ggspec.reference import sched as S
 from ggspec.reference.clauses import Profile, SpecViolation
-from ggspec.reference.types import GGMLType
+from ggspec.reference.types import GGMLType, Op
 from hypothesis import strategies as st
 
 from ..approx import Approx, decode
@@ -354,7 +354,7 @@ def buffer_owner(t: Target, rec: Recorder, shape: tuple[int, int]) -> None:
     t.sched_free(run.sched)
 
 
-@check("SCHED-6", case=sched_cases(max_steps=3, pin="none"))
+@check("SCHED-6", case=sched_cases(max_steps=3, pin="none", refuse=False))
 def buffer_no_backend_supports(t: Target, rec: Recorder, case: SchedCase) -> None:
     """Weights in a buffer of a virtual device that is not one of the scheduler's."""
     backends = make_backends(t, case.setup)
@@ -455,7 +455,7 @@ def allocation_graph(t: Target, rec: Recorder, case: SchedCase) -> None:
 def _unassignable(draw: st.DrawFn) -> tuple[SchedSetup, GraphSpec]:
     """A chain of element-wise nodes over CPU inputs that are not weights: pass 1 assigns no
     node, so no pass assigns any."""
-    setup = draw(sched_setups(1, 3), label="set-up")
+    setup = draw(sched_setups(1, 3, refuse=False), label="set-up")
     cpu = setup.cpu
     rows = draw(st.integers(1, 3), label="rows")
     leafs = (Leaf("x0", F32, (4, rows), cpu, seed=1), Leaf("x1", F32, (4, rows), cpu, seed=2))
@@ -473,7 +473,7 @@ def node_without_backend(t: Target, rec: Recorder, graph: tuple[SchedSetup, Grap
 
 @st.composite
 def _too_many_splits(draw: st.DrawFn) -> tuple[SchedSetup, int, int, int]:
-    setup = draw(sched_setups(2, 4), label="set-up")
+    setup = draw(sched_setups(2, 4, refuse=False), label="set-up")
     a = draw(st.integers(0, setup.cpu), label="first backend")
     b = draw(st.integers(0, setup.cpu).filter(lambda x: x != a), label="second backend")
     return setup, a, b, draw(st.integers(257, 260), label="nodes")
@@ -487,7 +487,7 @@ def split_limit(t: Target, rec: Recorder, case: tuple[SchedSetup, int, int, int]
     measure(t, make_backends(t, setup), SchedGraph(spec, tuple((f"n{k}", a if k % 2 else b) for k in range(n))))
 
 
-@check("SCHED-16", setup=sched_setups(1, 3), w_place=st.integers(0, 2), rows=st.integers(1, 3))
+@check("SCHED-16", setup=sched_setups(1, 3, refuse=False), w_place=st.integers(0, 2), rows=st.integers(1, 3))
 def source_without_backend(t: Target, rec: Recorder, setup: SchedSetup, w_place: int, rows: int) -> None:
     """A node on the weights' backend reads a view of a leaf nothing assigns (no buffer, read
     by no other node): pass 3 gives the view its source's backend, which is none."""
@@ -497,7 +497,7 @@ def source_without_backend(t: Target, rec: Recorder, setup: SchedSetup, w_place:
     measure(t, make_backends(t, setup), SchedGraph(spec))
 
 
-@check("SCHED-18", setup=sched_setups(2, 4), w_place=st.integers(0, 2), extra=st.integers(16, 18))
+@check("SCHED-18", setup=sched_setups(2, 4, refuse=False), w_place=st.integers(0, 2), extra=st.integers(16, 18))
 def input_limit(t: Target, rec: Recorder, setup: SchedSetup, w_place: int, extra: int) -> None:
     """A device node reads one CPU input, then `extra` more nodes on it add one CPU input each."""
     place = min(w_place, setup.cpu - 1)
@@ -521,7 +521,7 @@ def compute_copies_then_runs(t: Target, rec: Recorder, case: SchedCase) -> None:
     t.sched_free(run.sched)
 
 
-@check("SCHED-23", setup=sched_setups(2, 4), rows=st.integers(1, 3), which=st.integers(0, 2))
+@check("SCHED-23", setup=sched_setups(2, 4, refuse=False), rows=st.integers(1, 3), which=st.integers(0, 2))
 def input_without_buffer(t: Target, rec: Recorder, setup: SchedSetup, rows: int, which: int) -> None:
     """A tensor in context memory (data, no buffer) read on the CPU and then on a device: pass 3
     gives it the CPU, the allocator leaves it alone, and the device split's copy of it aborts."""
@@ -719,4 +719,144 @@ def fixture_copies(t: Target, rec: Recorder, fixture: tuple[str, SchedSetup]) ->
 def fixture_outputs(t: Target, rec: Recorder, fixture: tuple[str, SchedSetup]) -> None:
     run, g = _fixture_run(t, fixture)
     record_outputs(t, rec, g.spec, run.computed, run.backends)
+    t.sched_free(run.sched)
+
+
+# --- supports_op is not asked (erratum SCHED-33) ----------------------------------------------------
+
+
+def _refusing_scenarios() -> list[tuple[str, SchedSetup, SchedGraph]]:
+    """Two fixed scenes on [a device, the CPU] in which rc.8 gives the device a node it refuses:
+    a MUL_MAT reading the device's weights (pass 1, the weights rule), and an ADD between two
+    SCALEs pinned to the device (pass 2.1)."""
+    no_mul_mat = SchedSetup((VDevParams(name=DEVICE_NAMES[0], ops=frozenset(Op) - {Op.MUL_MAT}),))
+    weights = GraphSpec(
+        (Leaf("w", F32, (4, 3), 0, weights=True, seed=3), Leaf("x", F32, (4, 2), 1, seed=4)),
+        (Node("mm", "mul_mat", ("w", "x")), Node("out", "scale", ("mm",), (0.5,))),
+        ("out",),
+    )
+    no_add = SchedSetup((VDevParams(name=DEVICE_NAMES[0], ops=frozenset(Op) - {Op.ADD}),))
+    between = GraphSpec(
+        (Leaf("a", F32, (4, 2), 1, seed=5), Leaf("b", F32, (4, 2), 1, seed=6)),
+        (Node("s0", "scale", ("a",), (2.0,)), Node("sum", "add", ("s0", "b")), Node("s2", "scale", ("sum",), (-1.0,))),
+        ("s2",),
+    )
+    return [("weights", no_mul_mat, SchedGraph(weights)),
+            ("pass 2", no_add, SchedGraph(between, (("s0", 0), ("s2", 0))))]
+
+
+@check("SCHED-33", scene=st.just("both"))
+def refused_nodes_are_assigned(t: Target, rec: Recorder, scene: str) -> None:
+    """rc.8 gives a device the nodes it refuses (the plan, and which assigned nodes their backend
+    refuses); `fixed` moves them to the CPU, which accepts them (deterministic)."""
+    for label, setup, g in _refusing_scenarios():
+        backends = make_backends(t, setup)
+        run = measure(t, backends, g)
+        compute(t, run, g)
+        p = plan(t, run)
+        rec(f"{label}: plan", p.project(causes=False))
+        built = run.computed
+        refused = [name for name, b in p.nodes
+                   if b >= 0 and not t.backend_supports_op(backends[b], built.tensors[name])]
+        rec(f"{label}: nodes given to a backend that refuses them", refused)
+        record_outputs(t, rec, g.spec, built, backends)
+        t.sched_free(run.sched)
+
+
+# --- a graph is split once (SCHED-34) ---------------------------------------------------------------
+
+
+@check("SCHED-34", again=st.just("graph_compute"))
+def computing_a_split_graph_again(t: Target, rec: Recorder, again: str) -> None:
+    """graph_compute of the same graph twice: the second split reads the copies the first made,
+    in context memory the scheduler freed (undefined behaviour; deterministic). The first
+    compute's results are compared."""
+    setup = SchedSetup((VDevParams(name=DEVICE_NAMES[0]),))
+    spec = GraphSpec((Leaf("x", F32, (4, 2), 1, seed=9),),
+                     (Node("dev", "scale", ("x",), (2.0,)), Node("host", "scale", ("dev",), (0.5,))), ("host",))
+    g = SchedGraph(spec, (("dev", 0), ("host", 1)))
+    backends = make_backends(t, setup)
+    run = measure(t, backends, g)
+    built = compute(t, run, g)
+    record_outputs(t, rec, spec, built, backends)
+    rec("copies", plan(t, run).copies)
+    pin(t, run.sched, built, g.assign, backends)
+    t.sched_graph_compute(run.sched, built.graph)  # the same graph again
+    record_outputs(t, rec, spec, built, backends)
+
+
+# --- graphs and call orders the passes do not expect (SCHED-35 to SCHED-38) ---------------------------
+
+
+@check("SCHED-35", rows=st.just(2))
+def graph_of_views_only(t: Target, rec: Recorder, rows: int) -> None:
+    """A graph whose only node is a VIEW, computed on a fresh scheduler: rc.8 computes its split
+    through a NULL backend (erratum; deterministic); `fixed` skips it."""
+    setup = SchedSetup((VDevParams(name=DEVICE_NAMES[0]),))
+    spec = GraphSpec((Leaf("l", F32, (4, rows), 1, seed=2),), (Node("v", "view", ("l",), (4, rows, 16, 0)),), ("v",))
+    backends = make_backends(t, setup)
+    run = measure(t, backends, SchedGraph(spec))
+    rec("n_splits after measure", t.sched_get_n_splits(run.sched))
+    built = compute(t, run, SchedGraph(spec))
+    rec("n_splits", t.sched_get_n_splits(run.sched))
+    record_outputs(t, rec, spec, built, backends)
+    t.sched_free(run.sched)
+
+
+def _two_scales(place: int = 1, rows: int = 2) -> SchedGraph:
+    """x in a WEIGHTS buffer of backend `place` (so the nodes go there unless pinned): a = 2x,
+    b = 3a, c = 4x."""
+    spec = GraphSpec((Leaf("x", F32, (4, rows), place, weights=True, seed=8),),
+                     (Node("a", "scale", ("x",), (2.0,)), Node("b", "scale", ("a",), (3.0,)),
+                      Node("c", "scale", ("x",), (4.0,))), ("b", "c"))
+    return SchedGraph(spec)
+
+
+@check("SCHED-36", reset=st.sampled_from([False, True]))
+def assignments_after_a_compute(t: Target, rec: Recorder, reset: bool) -> None:
+    """Measure and compute a graph with `a` pinned to the CPU, then pin the next graph's `a`
+    the same way and compute it: without a sched_reset between, the pin is dropped (both nodes
+    go to the device, where the weights are); with one, it is kept."""
+    backends = make_backends(t, SchedSetup((VDevParams(name=DEVICE_NAMES[0]),)))
+    g = replace(_two_scales(0), assign=(("a", 1),))
+    run = measure(t, backends, replace(_two_scales(0, rows=16), assign=g.assign))  # room to spare on both
+    compute(t, run, g)
+    nxt = build(t, g.spec, backends, weights_apart=True)
+    if reset:
+        t.sched_reset(run.sched)
+    pin(t, run.sched, nxt, g.assign, backends)
+    t.sched_graph_compute(run.sched, nxt.graph)
+    run.built = nxt
+    rec("nodes", plan(t, run).nodes)
+    record_outputs(t, rec, g.spec, nxt, backends)
+    t.sched_free(run.sched)
+
+
+@check("SCHED-37", pinned=st.just(True))
+def compute_before_init_measure(t: Target, rec: Recorder, pinned: bool) -> None:
+    """graph_compute on a new scheduler, without init_measure: undefined behaviour (deterministic)."""
+    backends = make_backends(t, SchedSetup((VDevParams(name=DEVICE_NAMES[0]),)))
+    g = _two_scales()
+    s = t.sched_new(backends, None, g.spec.graph_size)
+    c = build(t, g.spec, backends, weights_apart=True)
+    if pinned:
+        pin(t, s, c, (("a", 0),), backends)
+    t.sched_graph_compute(s, c.graph)
+    record_outputs(t, rec, g.spec, c, backends)
+
+
+@check("SCHED-38", pin_cpu=st.just(True))
+def cpu_first_device_last(t: Target, rec: Recorder, pin_cpu: bool) -> None:
+    """Backends [CPU, device]: the device is the fallback pass 2.1/2.2 skip, and a node pinned to
+    the CPU spreads down like a device's (deterministic)."""
+    backends = [t.cpu_init(), t.vdev_init(VDevParams(name=DEVICE_NAMES[0]))]
+    spec = GraphSpec(
+        (Leaf("x", F32, (4, 2), 0, seed=11), Leaf("w", F32, (4, 4), 1, weights=True, seed=12)),
+        (Node("n0", "scale", ("x",), (2.0,)), Node("n1", "scale", ("n0",), (0.5,)), Node("n2", "mul_mat", ("w", "n1"))),
+        ("n2",))
+    g = SchedGraph(spec, (("n0", 0),) if pin_cpu else ())
+    run = measure(t, backends, g)
+    compute(t, run, g)
+    rec("plan", plan(t, run).project(causes=False))
+    record_outputs(t, rec, spec, run.computed, backends)
     t.sched_free(run.sched)

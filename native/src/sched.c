@@ -20,6 +20,9 @@
  *     scheduler, which a large graph with many copies overflows. Here the scheduler owns a
  *     pool sized for the graph at hand (grown, never shrunk); like rc.8's array it is reused
  *     by every split, so copies live until the next graph is split.
+ *   - SCHED-33's erratum: a node that the weights rule or pass 2 would give to a backend whose
+ *     supports_op refuses it goes to the highest-priority backend that accepts it (rc.8 never
+ *     asks supports_op).
  *   - a graph without non-view nodes gets a first split with no backend, which compute skips
  *     (rc.8 keeps whatever backend the previous graph's first split had, or computes on NULL).
  *
@@ -158,6 +161,24 @@ static ggspec_tallocr_t sched_allocr_from_buffer(ggspec_backend_sched_t sched, g
     return NULL;
 }
 
+/* SCHED-33 (erratum; profile fixed): rc.8's scheduler never asks supports_op. Here a computing
+   node (not a leaf, not a view op) that the weights rule or pass 2 would give to a backend that
+   refuses it goes to the highest-priority backend that accepts it; when none does, the choice stands */
+static ggspec_tallocr_t sched_accepting(ggspec_backend_sched_t sched, struct ggspec_tensor * node, ggspec_tallocr_t talloc) {
+    if (talloc == NULL || node->op == GGSPEC_OP_NONE || sched_is_view_op(node->op)) {
+        return talloc;
+    }
+    if (ggspec_backend_supports_op(sched_allocr_backend(sched, talloc), node)) {
+        return talloc;
+    }
+    for (int i = 0; i < sched->n_backends; i++) {
+        if (ggspec_backend_supports_op(sched->backends[i], node)) {
+            return sched->tallocs[i];
+        }
+    }
+    return talloc;
+}
+
 /* SCHED-7: own buffer, else view_src's buffer, else the first source in a WEIGHTS buffer;
    writes the cause ("1.dst", "1.vsrc", "1.wgtN") into cause */
 static ggspec_tallocr_t sched_allocr_from_cur(ggspec_backend_sched_t sched, struct ggspec_tensor * node, char cause[SCHED_CAUSE_LEN]) {
@@ -182,7 +203,7 @@ static ggspec_tallocr_t sched_allocr_from_cur(ggspec_backend_sched_t sched, stru
         if (src->buffer != NULL && src->buffer->usage == GGSPEC_BACKEND_BUFFER_USAGE_WEIGHTS) {
             /* an operation on weights runs where the weights are */
             snprintf(cause, SCHED_CAUSE_LEN, "1.wgt%d", i);
-            return sched_allocr_from_buffer(sched, src->buffer);
+            return sched_accepting(sched, node, sched_allocr_from_buffer(sched, src->buffer));
         }
     }
     return NULL;
@@ -304,7 +325,7 @@ static void sched_expand(ggspec_backend_sched_t sched, struct ggspec_cgraph * gr
         if (mine != NULL) {
             cur = skip_lowest && sched_allocr_prio(sched, mine) == lowest ? NULL : mine;
         } else {
-            sched_assign(sched, node, cur, cause);
+            sched_assign(sched, node, sched_accepting(sched, node, cur), cause);
         }
     }
 }
