@@ -19,8 +19,10 @@ def same_layout(a: TensorShape, b: TensorShape) -> bool:
     return all(a.ne[i] == b.ne[i] and a.nb[i] == b.nb[i] for i in range(MAX_DIMS))
 
 
+@implements("COPY-12")
 def _own_buffer(t: Tensor, clause_id: str) -> Buffer:
-    """The tensor's own buffer field, which the copy functions read without resolving views."""
+    """COPY-12: the tensor's own buffer field, which the copy functions read without resolving
+    views or checking it (NULL for a context tensor or a view not given to view_init)."""
     if t.buffer is None:
         undefined(clause_id, f"copy reads {t!r}->buffer, which is NULL")
     return t.buffer

@@ -306,6 +306,8 @@ def _graph_compute(backend: Backend, cgraph: CGraph) -> bool:
     nodes = cgraph.node_list()
     need = graph_work_size(nodes, _threads(ctx.n_threads))
     if ctx.work_size < need:
+        if need > backend.world.host_limit:  # rc.8's realloc result is not checked
+            undefined("CPU-17", f"the work buffer's realloc of {need} bytes fails and rc.8 uses its NULL result")
         if ctx.work_region is not None:
             backend.world.memory.unmap(ctx.work_region)
         ctx.work_region = backend.world.memory.map(need, host=True, label="CPU work buffer")
@@ -334,6 +336,8 @@ def _graph_plan_create(backend: Backend, cgraph: CGraph) -> GraphPlan:
     n_threads = _threads(_bctx(backend).n_threads)
     nodes = cgraph.node_list()
     need = graph_work_size(nodes, n_threads)
+    if need > backend.world.host_limit:  # rc.8's malloc result is not checked
+        undefined("CPU-18", f"the plan's work buffer malloc of {need} bytes fails and rc.8 uses its NULL result")
     region = backend.world.memory.map(need, host=True, label="CPU plan work buffer") if need > 0 else None
     return CpuPlan(cgraph, cgraph.n_nodes, nodes, n_threads, need, region)
 

@@ -316,3 +316,24 @@ def copy_async_falls_back_to_copy(t: Target, rec: Recorder, case: tuple[CopyRout
         rec("pending", t.vdev_pending(backend))
     scene.record(t, rec)
 
+
+
+# --- COPY-12: the tensors' own buffer fields ----------------------------------------------------
+
+
+@check("COPY-12", "TDATA-2", role=st.sampled_from(["source", "destination"]))
+def copy_with_a_context_tensor(t: Target, rec: Recorder, role: str) -> None:
+    """tensor_copy between a CPU tensor and a context tensor (data, no buffer): as the source
+    it is read through NULL (undefined behaviour); as the destination, tensor_set aborts with
+    "tensor buffer not set" (TDATA-2)."""
+    backend = t.cpu_init()
+    buf = t.backend_alloc_buffer(backend, 256)
+    placed_t = t.new_tensor(int(GGMLType.F32), (8,), "placed")
+    t.tensor_alloc(buf, placed_t, 0)
+    t.tensor_set(placed_t, bytes(range(32)), 0, 32)
+    host = t.new_host_tensor(int(GGMLType.F32), (8,), "context tensor")
+    if role == "source":
+        t.tensor_copy(host, placed_t)
+    else:
+        t.tensor_copy(placed_t, host)
+    rec("placed", t.tensor_get(placed_t, 0, 32))

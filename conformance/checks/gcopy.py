@@ -169,3 +169,28 @@ def compare_walks_node_by_node(t: Target, rec: Recorder, dst: Placement, spec: G
         got = {n: _bytes(t, built.tensors[n]) for n in outputs}
         rec("original computed", got == _reference_results(t, spec, outputs))
 
+
+
+@check("GCOPY-1", slot=st.just(1))
+def copy_stops_at_a_null_source(t: Target, rec: Recorder, slot: int) -> None:
+    """A node whose src[0] is NULL and src[`slot`] is set: graph_copy copies no source of it
+    (the copy's slots are all NULL), though the graph itself has the source as a leaf
+    (deterministic)."""
+    from ggspec.reference.types import GGMLType, Op
+
+    backend = t.cpu_init()
+    buf = t.backend_alloc_buffer(backend, 1024)
+    b = t.new_tensor(int(GGMLType.F32), (4,), "b")
+    n = t.new_tensor(int(GGMLType.F32), (4,), "n")
+    t.tensor_alloc(buf, b, 0)
+    t.tensor_alloc(buf, n, 64)
+    srcs: list[Handle | None] = [None] * slot + [b]
+    t.set_op(n, int(Op.ADD), srcs)
+    g = t.new_graph(16)
+    t.build_forward_expand(g, n)
+    rec("original", ([t.tensor_name(x) for x in t.graph_nodes(g)], [t.tensor_name(x) for x in t.graph_leafs(g)]))
+    copy = t.backend_graph_copy(backend, g)
+    assert copy.graph is not None
+    (c,) = t.graph_nodes(copy.graph)
+    rec("copy's sources", [_name(t, t.tensor_src(c, i)) for i in range(slot + 1)])
+    t.backend_graph_copy_free(copy)

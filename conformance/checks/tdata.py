@@ -341,3 +341,10 @@ def get_async_offset_wraps(t: Target, rec: Recorder, offset: int) -> None:
     t.tensor_get_async(backend, tensor, mem, 0, offset, 8)
     t.backend_synchronize(backend)
     rec("got", t.host_read(mem, 0, 8))
+
+
+@check("TDATA-1", size=st.just(0))
+def set_nothing_unallocated(t: Target, rec: Recorder, size: int) -> None:
+    """tensor_set of 0 bytes into an unallocated tensor still aborts (deterministic)."""
+    tensor = t.new_tensor(int(GGMLType.F32), (4,), "unallocated")
+    t.tensor_set(tensor, b"", 0, size)
