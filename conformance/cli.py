@@ -92,6 +92,13 @@ def _counts(args: argparse.Namespace) -> None:
         raise UsageError(f"--seed must be a non-negative integer, got {args.seed}")
 
 
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def _positive(option: str, value: float) -> float:
     if not value > 0:
         raise UsageError(f"{option} must be a positive number of seconds, got {value}")
@@ -134,6 +141,9 @@ def _check(args: argparse.Namespace) -> int:
     if args.seed is not None:
         cfg.seed = args.seed
     cfg.timeout, cfg.check_budget = _positive("--timeout", args.timeout), _positive("--check-budget", args.check_budget)
+    if args.workers < 1:
+        raise UsageError(f"--workers must be at least 1, got {args.workers}")
+    cfg.workers = args.workers
     cfg.stream = stream_path(args.json) if args.json else None
     prepare_target(cfg.target)  # fetch and build (runs nothing of the target: it loads in a worker)
     print(f"ggspec check: target {cfg.target}, profile {profile.value}, size {cfg.size} "
@@ -338,6 +348,9 @@ def main(argv: list[str] | None = None) -> int:
                           f"timeout verdict, naming the API call in progress (default {DEFAULT_TIMEOUT:g})")
     chk.add_argument("--check-budget", metavar="SECONDS", type=float, default=DEFAULT_CHECK_BUDGET,
                      help=f"how long one check may take in all (default {DEFAULT_CHECK_BUDGET:g})")
+    chk.add_argument("--workers", metavar="N", type=int, default=_cores(),
+                     help=f"run N checks at once, each in its own worker; the verdicts do not depend on N "
+                          f"(default: the cores, here {_cores()})")
     chk.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here")
     chk.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page here")
     chk.add_argument("--shard", metavar="K/N",

@@ -14,7 +14,8 @@ profile, then on the target, and compares:
 
 A target killed by a signal other than SIGABRT (or aborting where the reference finishes) makes
 the Mismatch `crashed`: the check's verdict is `crash`. An example that does not finish within
-`EXAMPLE_TIMEOUT` seconds raises `ExampleTimeout` (except after undefined behaviour).
+`EXAMPLE_TIMEOUT` seconds in one API call of the target (or `EXAMPLE_FACTOR` times that in all)
+raises `ExampleTimeout` (except after undefined behaviour).
 """
 
 from __future__ import annotations
@@ -193,10 +194,18 @@ def fork_every_example() -> None:
     _FORK_EVERY_EXAMPLE[0] = True
 
 
-#: seconds one example may take on the target (the runner sets it from --timeout)
+#: seconds the target may spend in one API call (the runner sets it from --timeout): past it,
+#: the call hangs
 EXAMPLE_TIMEOUT: list[float] = [10.0]
-#: what a worker that waits on a forked example adds to its own watchdog's deadline
+#: an example as a whole (the reference's Python work included) may take this many times that
+EXAMPLE_FACTOR = 10
+#: what a worker that waits on a forked example adds to its own watchdog's deadlines
 GRACE = 5.0
+
+
+def example_limit() -> float:
+    """Seconds one example may take in all."""
+    return EXAMPLE_FACTOR * EXAMPLE_TIMEOUT[0]
 
 
 class ExampleTimeout(BaseException):
@@ -220,11 +229,13 @@ def run_on_target(chk: Check, args: dict[str, Any], target_name: str, profile: P
         except NeedsPristineProcess:
             pass
     limit = EXAMPLE_TIMEOUT[0]
-    isolate.beat(limit + GRACE, f"{chk.name}: an example in a forked worker")  # its own watchdog fires first
-    forked = isolate.run_forked(lambda: _run_in_pristine_worker(chk, args, target_name, profile), timeout=limit)
+    isolate.beat(example_limit() + GRACE, f"{chk.name}: an example in a forked worker")  # its own watchdog fires first
+    forked = isolate.run_forked(lambda: _run_in_pristine_worker(chk, args, target_name, profile), timeout=example_limit(),
+                                call_timeout=limit)
     if forked.status == "timeout":
-        return Outcome(forked.reports, "timeout", detail=f"did not finish within {limit:g} s {forked.where()}".strip(),
-                       stderr=forked.stderr)
+        how = (f"hung for {limit:g} s {forked.where()}" if forked.call_stuck
+               else f"did not finish within {example_limit():g} s {forked.where()}".strip())
+        return Outcome(forked.reports, "timeout", detail=how, stderr=forked.stderr)
     if forked.status == "ok":
         out: Outcome = forked.value
         out.stderr = forked.stderr

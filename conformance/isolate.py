@@ -35,6 +35,8 @@ from typing import Any
 
 #: the size of the shared page that holds the call in progress
 _SLOT_BYTES = 4096
+#: the page: [state u8][pad 3][calls entered u32][text length u16][text]
+_SEQ, _LEN, _TEXT = 4, 8, 10
 _IDLE, _IN_CALL, _RETURNED = 0, 1, 2
 
 
@@ -62,6 +64,8 @@ class Forked:
     in_call: bool = False
     beat: str = ""
     budget_spent: bool = False
+    #: a timeout because one API call took `call_timeout` (else no beat in time, or the budget)
+    call_stuck: bool = False
 
     def where(self) -> str:
         """`in CALL` / `after CALL returned`, or "" when the worker entered no API call."""
@@ -81,7 +85,7 @@ class Forked:
         elif self.status == "exception":
             text = f"raised {self.value!r}"
         elif self.status == "timeout":
-            text = "over its time budget" if self.budget_spent else "timed out"
+            text = "over its time budget" if self.budget_spent else "hung" if self.call_stuck else "timed out"
         else:
             text = self.status
         where = self.where() if self.status in ("signal", "exit", "timeout") else ""
@@ -91,6 +95,27 @@ class Forked:
 _channel: int | None = None
 _send_reports = True
 _slot: mmap.mmap | None = None
+#: this process's running workers (several when the runner runs checks in threads)
+_live: set[int] = set()
+_stopping = [False]
+
+
+class WorkersStopped(BaseException):
+    """`stop_all` was called: run_forked starts no worker and reports none that it killed."""
+
+
+def stop_all() -> None:
+    """Kill every worker this process is waiting on, and start no new one (until `resume`)."""
+    _stopping[0] = True
+    for pid in list(_live):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def resume() -> None:
+    _stopping[0] = False
 
 
 def report(value: Any) -> None:
@@ -142,9 +167,11 @@ class _Entered:
         slot = _slot
         if slot is None:
             return self.__wrapped__(*args)
-        text = f"{self.name}({', '.join(map(_arg, args))})".encode(errors="replace")[: _SLOT_BYTES - 3]
-        slot[1:3] = struct.pack("<H", len(text))
-        slot[3 : 3 + len(text)] = text
+        text = f"{self.name}({', '.join(map(_arg, args))})".encode(errors="replace")[: _SLOT_BYTES - _TEXT]
+        slot[_LEN:_TEXT] = struct.pack("<H", len(text))
+        slot[_TEXT : _TEXT + len(text)] = text
+        (seq,) = struct.unpack_from("<I", slot, _SEQ)
+        struct.pack_into("<I", slot, _SEQ, (seq + 1) & 0xFFFFFFFF)
         slot[0] = _IN_CALL
         try:
             return self.__wrapped__(*args)
@@ -161,8 +188,13 @@ def _read_slot(slot: mmap.mmap) -> tuple[str, bool]:
     state = slot[0]
     if state == _IDLE:
         return "", False
-    (n,) = struct.unpack("<H", slot[1:3])
-    return slot[3 : 3 + n].decode("utf-8", errors="replace"), state == _IN_CALL
+    (n,) = struct.unpack_from("<H", slot, _LEN)
+    return slot[_TEXT : _TEXT + n].decode("utf-8", errors="replace"), state == _IN_CALL
+
+
+def _call_in_progress(slot: mmap.mmap) -> int | None:
+    """The number of the API call the worker is inside now, or None when it is in none."""
+    return struct.unpack_from("<I", slot, _SEQ)[0] if slot[0] == _IN_CALL else None
 
 
 def _die_with_parent(parent: int) -> None:
@@ -177,18 +209,22 @@ def _die_with_parent(parent: int) -> None:
 
 
 def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | None = None,
-               reports: bool = True) -> Forked:
+               reports: bool = True, call_timeout: float | None = None) -> Forked:
     """Call `fn()` in a forked child; return how it ended, its result and its stderr.
 
     The child is killed (status "timeout") when `timeout` seconds pass without a `beat` (the
-    first period starts at the fork; each beat sets the next), or after `budget` seconds in all.
+    first period starts at the fork; each beat sets the next), when it has been inside one
+    traced API call for `call_timeout` seconds, or after `budget` seconds in all.
     `reports=False`: the worker's `report` calls send nothing (they are for death tests).
     """
     global _channel, _send_reports, _slot
+    if _stopping[0]:
+        raise WorkersStopped()
     sys.stdout.flush()
     sys.stderr.flush()
     slot = _slot if _slot is not None else mmap.mmap(-1, _SLOT_BYTES)  # nested workers share the page
     slot[0] = _IDLE
+    struct.pack_into("<I", slot, _SEQ, 0)
     rfd, wfd = os.pipe()
     err = tempfile.TemporaryFile()
     tb = tempfile.TemporaryFile()
@@ -200,7 +236,13 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | No
         _die_with_parent(parent)
         os.close(rfd)
         os.dup2(err.fileno(), 2)
+        # fresh stream objects: a thread of the parent may have held the old ones' locks at the fork
         sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
+        try:
+            sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
+        except OSError:  # no fd 1
+            pass
+        _live.clear()
         faulthandler.enable(file=tb)  # a crash's Python traceback, apart from the target's stderr
         _channel, _send_reports, _slot = wfd, reports, slot
         code = 0
@@ -220,20 +262,28 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | No
         os._exit(code)
 
     os.close(wfd)
+    _live.add(pid)
     try:
-        chunks, timed_out, budget_spent, last_beat = _watch(rfd, timeout, budget)
+        chunks, why, last_beat = _watch(rfd, timeout, budget, slot, call_timeout)
     except BaseException:  # an interrupt or an error in this process: the worker goes first
         _kill(pid)
         os.close(rfd)
         err.close()
         tb.close()
         raise
+    finally:
+        _live.discard(pid)
     os.close(rfd)
+    timed_out = why != ""
     if timed_out:
         _kill(pid)
         status = 0
     else:
         _, status = os.waitpid(pid, 0)
+    if _stopping[0]:  # stop_all killed it: that is no verdict
+        err.close()
+        tb.close()
+        raise WorkersStopped()
     err.seek(0)
     stderr = err.read().decode("utf-8", errors="replace")
     err.close()
@@ -241,6 +291,8 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | No
     traceback = tb.read().decode("utf-8", errors="replace")
     tb.close()
     call, in_call = _read_slot(slot)
+    if in_call:  # the worker died in it: for a watchdog further up, that call is over
+        slot[0] = _RETURNED
 
     got: list[Any] = []
     final: tuple[str, Any] | None = None
@@ -251,7 +303,7 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | No
             final = value
     out = Forked("exit", stderr=stderr, reports=got, traceback=traceback, call=call, in_call=in_call, beat=last_beat)
     if timed_out:
-        out.status, out.budget_spent = "timeout", budget_spent
+        out.status, out.budget_spent, out.call_stuck = "timeout", why == "budget", why == "call"
     elif os.WIFSIGNALED(status):
         out.status, out.signum = "signal", os.WTERMSIG(status)
     elif final is None or os.WEXITSTATUS(status) != 0:
@@ -269,24 +321,37 @@ def _kill(pid: int) -> None:
         pass
 
 
-def _watch(rfd: int, timeout: float, budget: float | None) -> tuple[list[bytes], bool, bool, str]:
-    """Read the worker's frames until it closes the pipe or its deadline passes."""
+def _watch(rfd: int, timeout: float, budget: float | None, slot: mmap.mmap,
+           call_timeout: float | None) -> tuple[list[bytes], str, str]:
+    """Read the worker's frames until it closes the pipe ("") or a deadline passes ("beat",
+    "call" or "budget"); also the note of the last beat."""
     chunks: list[bytes] = []
     start = time.monotonic()
     deadline = start + timeout
     hard = start + budget if budget is not None else float("inf")
     pending = b""
     last_beat = ""
+    call: int | None = None  # the call the worker was in at the last look, and since when
+    call_since = start
     while True:
         now = time.monotonic()
+        if call_timeout is not None:
+            seen = _call_in_progress(slot)
+            if seen != call:
+                call, call_since = seen, now
+            elif call is not None and now - call_since >= call_timeout:
+                return chunks, "call", last_beat
         if now >= min(deadline, hard):
-            return chunks, True, now >= hard, last_beat
-        ready, _, _ = select.select([rfd], [], [], min(deadline, hard) - now)
+            return chunks, "budget" if now >= hard else "beat", last_beat
+        wait = min(deadline, hard) - now
+        if call_timeout is not None:  # look at the call in progress a few times a period
+            wait = min(wait, max(call_timeout / 4, 0.05))
+        ready, _, _ = select.select([rfd], [], [], wait)
         if not ready:
             continue
         chunk = os.read(rfd, 1 << 16)
         if not chunk:
-            return chunks, False, False, last_beat
+            return chunks, "", last_beat
         chunks.append(chunk)
         pending += chunk
         while len(pending) >= 4:  # look at complete frames for beats as they come

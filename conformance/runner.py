@@ -33,6 +33,7 @@ from .harness import (
     ExampleTimeout,
     Unsupported,
     differential,
+    example_limit,
     fork_every_example,
 )
 from .target import MissingSymbol
@@ -90,6 +91,9 @@ class RunConfig:
     interrupted: str = ""
     #: set when the target could not be loaded (load_target): how its loading ended
     load_error: str = ""
+    #: how many checks run at once (each in its own forked worker; `ggspec check` defaults to
+    #: the number of cores)
+    workers: int = 1
     #: write a C reproducer for each failing example of a C target (native, rc8, external) ...
     c_reproducers: bool = True
     #: ... into this directory (default: $GGSPEC_REPRO_DIR, else <tmp>/ggspec-repro)
@@ -114,7 +118,7 @@ def _hypothesis_test(chk: Check, cfg: RunConfig, counter: list[int]) -> Callable
     @given(args=st.fixed_dictionaries(chk.strategies))
     def test(args: dict[str, Any]) -> None:
         counter[0] += 1
-        isolate.beat(cfg.timeout, f"example {counter[0]}")
+        isolate.beat(example_limit(), f"example {counter[0]}")
         try:
             seen = ubseen.observe(differential(chk, args, cfg.target, cfg.profile))
             if seen is not None:  # what the target did after an undefined-behaviour point
@@ -136,7 +140,7 @@ def _machine_test(chk: Check, cfg: RunConfig, counter: list[int]) -> Callable[[]
 
     def factory() -> Any:
         counter[0] += 1
-        isolate.beat(cfg.timeout, f"example {counter[0]}")
+        isolate.beat(example_limit(), f"example {counter[0]}")
         return machine()
 
     seed(cfg.seed)(factory)
@@ -194,7 +198,7 @@ def _c_reproducer(exc: BaseException, cfg: RunConfig) -> str:
         return ""
     from .creproducer import note_for
 
-    isolate.beat(3 * cfg.timeout + GRACE, "writing a C reproducer")  # it runs the example again, traced
+    isolate.beat(3 * example_limit() + GRACE, "writing a C reproducer")  # it runs the example again, traced
 
     return note_for(exc, Path(cfg.repro_dir) if cfg.repro_dir else None)
 
@@ -218,9 +222,11 @@ def _run_and_collect(chk: Check, cfg: RunConfig, fork_each: bool = False) -> Che
 
 
 def _in_worker(chk: Check, cfg: RunConfig, fork_each: bool, budget: float) -> isolate.Forked:
-    """The check in a forked worker, watched: every example must beat within cfg.timeout."""
-    return isolate.run_forked(lambda: _run_and_collect(chk, cfg, fork_each), timeout=cfg.timeout + GRACE,
-                              budget=max(budget, 1.0), reports=False)
+    """The check in a forked worker, watched: no API call may take cfg.timeout (the worker's
+    own watchdog on a forked example fires first), no example EXAMPLE_FACTOR times that."""
+    EXAMPLE_TIMEOUT[0] = cfg.timeout  # for example_limit() here and in the worker
+    return isolate.run_forked(lambda: _run_and_collect(chk, cfg, fork_each), timeout=example_limit() + GRACE,
+                              budget=max(budget, 1.0), reports=False, call_timeout=1.25 * cfg.timeout + 1)
 
 
 def _tail(text: str, lines: int = 12) -> str:
@@ -235,7 +241,8 @@ def _ended(chk: Check, cfg: RunConfig, forked: isolate.Forked, seconds: float) -
     examples = int(done.group(1)) - 1 if done else 0
     if forked.status == "timeout":
         why = (f"the check's budget of {cfg.check_budget:g} s ran out" if forked.budget_spent
-               else f"{forked.beat or 'the worker'} did not finish within {cfg.timeout:g} s")
+               else f"{forked.beat or 'the worker'} hung for {cfg.timeout:g} s" if forked.call_stuck
+               else f"{forked.beat or 'the worker'} did not finish within {example_limit():g} s")
         where = forked.where() or "(in no API call: in the suite's own code)"
         return CheckResult(chk.name, chk.clauses, "timeout", examples, f"{why}, {where}\n{_tail(forked.stderr)}", seconds)
     during = f" during {forked.beat}" if forked.beat else ""
@@ -249,7 +256,8 @@ def _ended(chk: Check, cfg: RunConfig, forked: isolate.Forked, seconds: float) -
 def run_check(chk: Check, cfg: RunConfig) -> CheckResult:
     """Run one check in a forked worker; a crash or a hang of the target is this check's verdict.
 
-    Each example must finish within `cfg.timeout` seconds and the check within
+    No API call of the target may take `cfg.timeout` seconds, no example EXAMPLE_FACTOR
+    times that, and the check no more than
     `cfg.check_budget`; a hang is the verdict `timeout`, naming the API call it is in. After a
     crash the check runs again with every example forked, so the crash is shrunk to an example
     with a reproducer (and blamed on an erratum where one explains it)."""
@@ -288,13 +296,15 @@ def load_target(cfg: RunConfig) -> CheckResult | None:
     """Load the target and make its first call in a forked worker, within `cfg.timeout` (nothing
     of a target runs in the runner's own process). None when it loaded; else how it ended, as
     the result every check gets (status crash, timeout or fail), and `cfg.load_error` says so."""
-    forked = isolate.run_forked(lambda: _first_call(cfg.target, cfg.profile), timeout=cfg.timeout, reports=False)
+    forked = isolate.run_forked(lambda: _first_call(cfg.target, cfg.profile), timeout=2 * cfg.timeout, reports=False,
+                                call_timeout=cfg.timeout)
     if forked.status == "ok":
         return None
     if forked.status == "exception":
         status, how = "fail", f"it raised {type(forked.value).__name__}: {forked.value}"
     elif forked.status == "timeout":
-        status, how = "timeout", f"it did not load within {cfg.timeout:g} s {forked.where()}".strip()
+        status, how = "timeout", (f"it hung for {cfg.timeout:g} s {forked.where()}" if forked.call_stuck
+                                  else f"it did not load within {2 * cfg.timeout:g} s {forked.where()}".strip())
     else:
         status, how = "crash", forked.describe()
     cfg.load_error = f"the target {cfg.target} could not be loaded: {how}"
@@ -322,42 +332,81 @@ def _raise_terminated(signum: int, frame: Any) -> None:
     raise _Terminated()
 
 
+def warm_up(cfg: RunConfig) -> None:
+    """Do once, in this process, the set-up that every forked worker would otherwise repeat:
+    hypothesis' scan of the loaded modules for constants, its PRNG registration, the lazy
+    imports and caches of the reference and the harness. One small check runs on the reference
+    (no code of the target under test runs here); its result is dropped."""
+    from .adapters import capi, native  # noqa: F401 - the adapters' Python code, not the targets
+    from .adapters import reference as reference_adapter  # noqa: F401
+
+    chk = CHECKS.get("tdata.get_reads_the_range") or next(c for c in CHECKS.values() if c.strategies and not c.machine)
+    run_check_here(chk, RunConfig("reference", cfg.profile, max_examples=3, seed=0, c_reproducers=False))
+
+
+def _in_threads(cfg: RunConfig, selected: list[Check], done: Callable[[CheckResult], None]) -> None:
+    """Run the checks `cfg.workers` at a time: each thread waits on the worker of one check
+    (the target runs only in the forked workers), so the verdicts are those of one process."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    with ThreadPoolExecutor(max_workers=cfg.workers, thread_name_prefix="ggspec-check") as pool:
+        futures = [pool.submit(run_check, chk, cfg) for chk in selected]
+        try:
+            for fut in as_completed(futures):
+                done(fut.result())
+        except BaseException:  # an interrupt: kill the workers, start no more, then go on up
+            isolate.stop_all()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+
+
 def run_all(
     cfg: RunConfig, names: Iterable[str] | None = None, progress: Callable[[str], None] | None = None
 ) -> list[CheckResult]:
-    """Run the checks one after the other, each in its own worker; stream each result to
-    `cfg.stream` as it finishes. SIGINT or SIGTERM kills the running worker and raises
+    """Run the checks, each in its own worker, `cfg.workers` at a time, after warming this
+    process up (warm_up); stream each result to `cfg.stream` as it finishes. The results come
+    in the order of the selection. SIGINT or SIGTERM kills the running workers and raises
     RunInterrupted with the results so far (`cfg.interrupted` names the signal)."""
+    from .report import progress_line  # never "pass" for a check whose erratum clause fails
     from .stream import Stream
 
     load_checks()
     selected = [CHECKS[n] for n in (names if names is not None else sorted(CHECKS))]
+    order = {c.name: i for i, c in enumerate(selected)}
     results: list[CheckResult] = []
     stream = Stream(Path(cfg.stream), cfg, [c.name for c in selected]) if cfg.stream else None
+
+    def done(res: CheckResult) -> None:
+        results.append(res)
+        if stream is not None:
+            stream.result(res)
+        if progress is not None:
+            progress(progress_line(len(results), len(selected), res))
+
     main_thread = threading.current_thread() is threading.main_thread()
     old_term = signal.signal(signal.SIGTERM, _raise_terminated) if main_thread else None
+    isolate.resume()
     try:  # (signal handlers can only be set from the main thread: elsewhere SIGTERM stays as it was)
-        for i, chk in enumerate(selected, 1):
-            res = run_check(chk, cfg)
-            results.append(res)
-            if stream is not None:
-                stream.result(res)
-            if progress is not None:
-                from .report import progress_line  # never "pass" for a check whose erratum clause fails
-
-                progress(progress_line(i, len(selected), res))
+        if len(selected) > 1:
+            warm_up(cfg)
+        if cfg.workers > 1 and len(selected) > 1:
+            _in_threads(cfg, selected, done)
+        else:
+            for chk in selected:
+                done(run_check(chk, cfg))
     except (KeyboardInterrupt, _Terminated) as exc:
         signum = signal.SIGINT if isinstance(exc, KeyboardInterrupt) else signal.SIGTERM
         cfg.interrupted = signal.Signals(signum).name
         if stream is not None:
             stream.end(results, cfg.interrupted)
-        raise RunInterrupted(signum, results) from None
+        raise RunInterrupted(signum, sorted(results, key=lambda r: order[r.check])) from None
     finally:
+        isolate.resume()
         if main_thread:
             signal.signal(signal.SIGTERM, old_term if old_term is not None else signal.SIG_DFL)
     if stream is not None:
         stream.end(results, "")
-    return results
+    return sorted(results, key=lambda r: order[r.check])
 
 
 @dataclass
