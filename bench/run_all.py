@@ -332,7 +332,10 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        res = worker_numpy(args.threads, args.quick) if args.worker == "numpy" else worker_ggml(args.worker, args.threads, args.quick)
+        if args.worker == "numpy":
+            res = worker_numpy(args.threads, args.quick)
+        else:
+            res = worker_ggml(args.worker, args.threads, args.quick)
         print(json.dumps(res))
         return 0
 

@@ -45,6 +45,7 @@ SOURCES: tuple[str, ...] = (
     "quants.c",
     "simd.c",       # the kernels with a machine-specific form, chosen at run time
     "simd_avx2.c",  # their AVX2 + FMA + F16C form (gcc target attributes, no -march)
+    "threads.c",    # the CPU backend's worker pool and barrier
     "alloc.c",
     "sched.c",
     "graph_copy.c",

@@ -32,6 +32,7 @@
 #include "assert.h"
 #include "internal.h"
 #include "simd.h"
+#include "threads.h"
 
 /* names */
 
@@ -1333,27 +1334,21 @@ struct ggspec_cplan ggspec_graph_plan(const struct ggspec_cgraph * cgraph, int n
 struct compute_shared {
     struct ggspec_cgraph *      graph;
     const struct ggspec_cplan * plan;
-    pthread_barrier_t           barrier;
+    struct ggspec_barrier       barrier;
     volatile bool               stop; /* written by thread 0 between two barriers */
-};
-
-struct compute_worker {
-    struct compute_shared * shared;
-    int                     ith;
 };
 
 /*
  * Every thread walks all nodes. For each node, thread 0 checks the abort callback and runs
  * the init phase, all wait, the threads below n_tasks compute their share, all wait again.
  */
-static void * compute_thread(void * arg) {
-    struct compute_worker * w = arg;
-    struct compute_shared * s = w->shared;
+static void compute_thread(void * arg, int ith) {
+    struct compute_shared * s = arg;
     const int nth_all = s->plan->n_threads;
 
     for (int i = 0; i < s->graph->n_nodes; i++) {
         struct ggspec_tensor * node = s->graph->nodes[i];
-        if (w->ith == 0) {
+        if (ith == 0) {
             if (s->plan->abort_callback != NULL && s->plan->abort_callback(s->plan->abort_callback_data)) {
                 s->stop = true;
             } else {
@@ -1361,20 +1356,19 @@ static void * compute_thread(void * arg) {
             }
         }
         if (nth_all > 1) {
-            pthread_barrier_wait(&s->barrier);
+            ggspec_internal_barrier_wait(&s->barrier);
         }
         if (s->stop) {
             break;
         }
         const int n_tasks = ggspec_internal_n_tasks(node, nth_all);
-        if (w->ith < n_tasks) {
-            ggspec_internal_compute(node, w->ith, n_tasks, s->plan->work_data, s->plan->work_size);
+        if (ith < n_tasks) {
+            ggspec_internal_compute(node, ith, n_tasks, s->plan->work_data, s->plan->work_size);
         }
         if (nth_all > 1) {
-            pthread_barrier_wait(&s->barrier);
+            ggspec_internal_barrier_wait(&s->barrier);
         }
     }
-    return NULL;
 }
 
 int ggspec_graph_compute(struct ggspec_cgraph * cgraph, struct ggspec_cplan * cplan) {
@@ -1386,30 +1380,10 @@ int ggspec_graph_compute(struct ggspec_cgraph * cgraph, struct ggspec_cplan * cp
 
     const int n = cplan->n_threads;
     struct compute_shared shared = { .graph = cgraph, .plan = cplan, .stop = false };
-    struct compute_worker * workers = calloc((size_t)n, sizeof(*workers));
-    pthread_t * threads = calloc((size_t)n, sizeof(*threads));
-    GGSPEC_ASSERT(workers != NULL && threads != NULL, "out of memory for compute threads");
-
-    if (n > 1) {
-        pthread_barrier_init(&shared.barrier, NULL, (unsigned)n);
-    }
-    for (int j = 0; j < n; j++) {
-        workers[j] = (struct compute_worker) { .shared = &shared, .ith = j };
-    }
-    for (int j = 1; j < n; j++) {
-        const int rc = pthread_create(&threads[j], NULL, compute_thread, &workers[j]);
-        GGSPEC_ASSERT(rc == 0, "rc == 0");
-    }
-    compute_thread(&workers[0]);
-    for (int j = 1; j < n; j++) {
-        const int rc = pthread_join(threads[j], NULL);
-        GGSPEC_ASSERT(rc == 0, "rc == 0");
-    }
-    if (n > 1) {
-        pthread_barrier_destroy(&shared.barrier);
-    }
-    free(workers);
-    free(threads);
+    ggspec_internal_barrier_init(&shared.barrier, n);
+    /* thread 0 is the caller; the others come from the CPU backend's pool (threads.h) */
+    ggspec_internal_run_parallel(n, compute_thread, &shared);
+    ggspec_internal_barrier_destroy(&shared.barrier);
 
     cgraph->perf_runs++;
     return shared.stop ? GGSPEC_EXIT_ABORTED : GGSPEC_EXIT_SUCCESS;

@@ -387,7 +387,7 @@ void ggspec_internal_from_float(enum ggspec_type type, const float * src, void *
         case GGSPEC_TYPE_F32:  memcpy(dst, src, (size_t)n * sizeof(float)); break;
         case GGSPEC_TYPE_F16:  ggspec_fp32_to_fp16_row(src, dst, (int)n); break;
         case GGSPEC_TYPE_Q4_0: ggspec_quantize_row_q4_0_reference(src, dst, (int)n); break;
-        case GGSPEC_TYPE_Q8_0: ggspec_quantize_row_q8_0_reference(src, dst, (int)n); break;
+        case GGSPEC_TYPE_Q8_0: ggspec_internal_simd()->quantize_q8_0(src, dst, n); break; /* bit-identical */
         default: GGSPEC_ASSERT(false, "no conversion from f32 to this type");
     }
 }

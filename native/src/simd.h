@@ -65,6 +65,8 @@ struct ggspec_simd {
     float (*dot_q8_0_q8_0)(int64_t n, const void * x, const void * y);
     /* out = { x0·y0, x1·y0, x0·y1, x1·y1 }, each bit-identical to dot_q4_0_q8_0's (NULL: none) */
     void  (*dot2x2_q4_0_q8_0)(int64_t n, const void * x0, const void * x1, const void * y0, const void * y1, float * out);
+    /* a row of k floats (k a multiple of 32) to Q8_0, bit-identical to the reference rounding */
+    void  (*quantize_q8_0)(const float * x, void * y, int64_t k);
     /* z = x + y, z = x * y on n adjacent floats (z may be x or y) */
     void  (*add_f32)(int64_t n, const float * x, const float * y, float * z);
     void  (*mul_f32)(int64_t n, const float * x, const float * y, float * z);

@@ -354,6 +354,51 @@ static void dot2x2_q4_0_q8_0(int64_t n, const void * vx0, const void * vx1, cons
     out[3] = hsum4_ps(acc11) + t11;
 }
 
+/*
+ * Quantizing to Q8_0 with the reference rounding, bit for bit (ggspec_quantize_row_q8_0_reference,
+ * for finite input): the largest magnitude (a maximum is exact in any order), d and 1/d in
+ * scalar code as there, the products x·(1/d) as there, and roundf's halves away from zero
+ * rebuilt from truncation: t = trunc(v), v - t is exact, and |v - t| >= 1/2 moves t one away
+ * from zero.
+ */
+static void quantize_row_q8_0(const float * x, void * vy, int64_t k) {
+    struct block_q8_0 * y = vy;
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    const __m256 half = _mm256_set1_ps(0.5f);
+    const __m256 one  = _mm256_set1_ps(1.0f);
+    for (int64_t b = 0; b < k / GGSPEC_QK8_0; b++) {
+        const float * xb = x + b * GGSPEC_QK8_0;
+        __m256 v[4];
+        for (int j = 0; j < 4; j++) {
+            v[j] = _mm256_loadu_ps(xb + 8 * j);
+        }
+        const __m256 m = _mm256_max_ps(_mm256_max_ps(_mm256_andnot_ps(sign, v[0]), _mm256_andnot_ps(sign, v[1])),
+                                       _mm256_max_ps(_mm256_andnot_ps(sign, v[2]), _mm256_andnot_ps(sign, v[3])));
+        __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+        h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
+        const float amax = _mm_cvtss_f32(h);
+
+        const float d  = amax / 127.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[b].d = ggspec_fp32_to_fp16(d);
+
+        const __m256 vid = _mm256_set1_ps(id);
+        __m256i q[4];
+        for (int j = 0; j < 4; j++) {
+            const __m256 p = _mm256_mul_ps(v[j], vid);
+            const __m256 t = _mm256_round_ps(p, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+            const __m256 away = _mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_sub_ps(p, t)), half, _CMP_GE_OQ);
+            const __m256 step = _mm256_and_ps(away, _mm256_or_ps(_mm256_and_ps(p, sign), one));
+            q[j] = _mm256_cvtps_epi32(_mm256_add_ps(t, step));
+        }
+        /* int32 -> int8 (in range: |q| <= 127), then undo the packs' lane interleaving */
+        const __m256i q16 = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+        const __m256i q8 = _mm256_permutevar8x32_epi32(q16, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        _mm256_storeu_si256((__m256i *)y[b].qs, q8);
+    }
+}
+
 static void add_f32(int64_t n, const float * x, const float * y, float * z) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -454,6 +499,7 @@ static const struct ggspec_simd avx2_kernels = {
     .dot_q4_0_q8_0  = dot_q4_0_q8_0,
     .dot_q8_0_q8_0  = dot_q8_0_q8_0,
     .dot2x2_q4_0_q8_0 = dot2x2_q4_0_q8_0,
+    .quantize_q8_0  = quantize_row_q8_0,
     .add_f32        = add_f32,
     .mul_f32        = mul_f32,
     .lookup_f16     = lookup_f16,

@@ -12,7 +12,9 @@ table asks:
 - MUL_MAT (F32, F16, Q4_0, Q8_0 weights): within `conformance.approx.mul_mat_atol` of the
   float64 product of the values the kernel reads, on each path;
 - NORM: within `conformance.approx.norm_atol` of the other path;
-- every case: the same bytes with 1, 2 and 3 threads (CPU-16).
+- every case: the same bytes with 1, 2 and 3 threads (CPU-16);
+- CPY to Q8_0: the reference rounding's bytes (roundf's ties included);
+- and a few of the suite's compute checks pass with the portable path forced.
 
 The portable side runs in a subprocess (the kernel choice is made once per process): this file
 run as a script with ``--emit`` prints its results as JSON.
@@ -133,10 +135,24 @@ def _elementwise(name: str) -> tuple[Graph, Any]:
         return g, lib.ggspec_soft_max_ext(g.ctx, a, m, 0.75)
     if name == "norm":
         return g, lib.ggspec_norm(g.ctx, a, 1e-5)
+    if name == "cpy_q8_0":
+        src = g.tensor(F32, (64, 7), _halves().tobytes())
+        return g, lib.ggspec_cpy(g.ctx, src, g.tensor(Q8_0, (64, 7), bytes(34 * 2 * 7)))
     return g, getattr(lib, f"ggspec_{name}")(g.ctx, a)
 
 
-ELEMENTWISE = ("add", "mul", "add_rows", "gelu", "silu", "soft_max", "norm")
+ELEMENTWISE = ("add", "mul", "add_rows", "gelu", "silu", "soft_max", "norm", "cpy_q8_0")
+
+
+def _halves() -> np.ndarray:
+    """Rows whose values scaled by 127 / max|x| fall on or next to halves (roundf's ties), a zero
+    row and a tiny one."""
+    x = (_rng(8).integers(-254, 255, size=(7, 64)) / 2.0).astype(np.float32)
+    x[:, 0] = 127.0
+    x[2] = 0.0
+    x[3] *= np.float32(1e-30)
+    x[4] = np.nextafter(x[4], np.float32(np.inf))
+    return x
 
 
 def _all_results(threads: int) -> dict[str, bytes]:
@@ -218,7 +234,7 @@ def test_mul_mat_within_the_bound_on_both_paths(name: str, default: dict[str, by
     _mul_mat_bound(name, portable[f"mul_mat_{name}"])
 
 
-@pytest.mark.parametrize("name", ["add", "mul", "add_rows", "gelu", "silu", "soft_max"])
+@pytest.mark.parametrize("name", ["add", "mul", "add_rows", "gelu", "silu", "soft_max", "cpy_q8_0"])
 def test_exact_kernels_give_the_portable_bytes(name: str, default: dict[str, bytes], portable: dict[str, bytes]) -> None:
     assert default[name] == portable[name]
 
@@ -231,6 +247,11 @@ def test_broadcast_binary_ops_match_numpy(name: str, default: dict[str, bytes]) 
     assert default[name] == fn(a, b).astype(np.float32).tobytes()
 
 
+def test_q8_0_quantization_is_the_reference_rounding(default: dict[str, bytes]) -> None:
+    """CPY to Q8_0 (and MUL_MAT's conversion of b, the same function) gives the reference's bytes."""
+    assert default["cpy_q8_0"] == b"".join(quants.quantize_q8_0(row).tobytes() for row in _halves())
+
+
 def test_norm_within_its_bound(default: dict[str, bytes], portable: dict[str, bytes]) -> None:
     x = _f32(3, 3, 5, 48, scale=3.0)
     d, p = (np.frombuffer(r["norm"], np.float32).reshape(x.shape) for r in (default, portable))
@@ -240,6 +261,19 @@ def test_norm_within_its_bound(default: dict[str, bytes], portable: dict[str, by
 def test_results_do_not_depend_on_the_thread_count(default: dict[str, bytes]) -> None:
     for threads in (1, 3):
         assert _all_results(threads) == default
+
+
+def test_graph_checks_pass_on_the_portable_path(tmp_path: Any) -> None:
+    """A few of the suite's compute checks with the portable kernels forced (CI runs the whole
+    suite that way once too)."""
+    env = dict(os.environ, GGSPEC_NATIVE_PORTABLE="1")
+    cmd = [sys.executable, "-m", "ggspec.conformance", "check", "--target", "native", "--max-examples", "3",
+           "--seed", "1", "--quiet", "--repro-dir", str(tmp_path)]
+    for pattern in ("ops.mul_mat_computes", "ops.soft_max_computes", "ops.activations_compute", "graph.random_graphs_compute",
+                    "CPU-16"):
+        cmd += ["--select", pattern]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
 
 
 if __name__ == "__main__":

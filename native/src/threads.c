@@ -1,0 +1,233 @@
+/*
+ * threads.c - the worker pool and the spin-then-block barrier (threads.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "threads.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "assert.h"
+
+/* busy-wait rounds before blocking: some tens of microseconds */
+#define SPIN_ROUNDS (1 << 14)
+
+/* workers kept in the pool; a larger thread count starts its extra threads per call */
+#define POOL_MAX_WORKERS 63
+
+static void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* the barrier */
+
+void ggspec_internal_barrier_init(struct ggspec_barrier * b, int n) {
+    b->n = n;
+    atomic_init(&b->arrived, 0);
+    atomic_init(&b->phase, 0u);
+    pthread_mutex_init(&b->mutex, NULL);
+    pthread_cond_init(&b->cond, NULL);
+}
+
+void ggspec_internal_barrier_destroy(struct ggspec_barrier * b) {
+    pthread_mutex_destroy(&b->mutex);
+    pthread_cond_destroy(&b->cond);
+}
+
+void ggspec_internal_barrier_wait(struct ggspec_barrier * b) {
+    const unsigned phase = atomic_load(&b->phase);
+    if (atomic_fetch_add(&b->arrived, 1) == b->n - 1) {
+        /* the last to arrive opens the next phase (arrived is reset before anyone can leave) */
+        atomic_store(&b->arrived, 0);
+        pthread_mutex_lock(&b->mutex);
+        atomic_fetch_add(&b->phase, 1u);
+        pthread_cond_broadcast(&b->cond);
+        pthread_mutex_unlock(&b->mutex);
+        return;
+    }
+    for (int i = 0; i < SPIN_ROUNDS; i++) {
+        if (atomic_load(&b->phase) != phase) {
+            return;
+        }
+        cpu_relax();
+    }
+    pthread_mutex_lock(&b->mutex);
+    while (atomic_load(&b->phase) == phase) {
+        pthread_cond_wait(&b->cond, &b->mutex);
+    }
+    pthread_mutex_unlock(&b->mutex);
+}
+
+/* the pool */
+
+struct pool {
+    pid_t           pid;        /* the process that made it: a forked child makes its own */
+    pthread_mutex_t in_use;     /* held by the run_parallel call using the pool */
+    int             n_workers;  /* threads started (under in_use) */
+    /* the current job: (sequence number << 32) | thread count, published in one store */
+    _Atomic uint64_t job;
+    void         (*task)(void *, int);
+    void *          arg;
+    atomic_int      pending;    /* workers of the current job still running it */
+    pthread_mutex_t mutex;
+    pthread_cond_t  start;      /* job changed */
+    pthread_cond_t  done;       /* pending reached 0 */
+};
+
+struct worker {
+    struct pool * pool;
+    int           ith;
+    uint64_t      seen; /* the job word when it was started: it waits for the next one */
+};
+
+static void * worker_main(void * arg) {
+    struct worker * w = arg;
+    struct pool * p = w->pool;
+    const int ith = w->ith;
+    uint64_t seen = w->seen;
+    free(w);
+
+    for (;;) {
+        uint64_t job = atomic_load(&p->job);
+        for (int i = 0; i < SPIN_ROUNDS && (job >> 32) == (seen >> 32); i++) {
+            cpu_relax();
+            job = atomic_load(&p->job);
+        }
+        if ((job >> 32) == (seen >> 32)) {
+            pthread_mutex_lock(&p->mutex);
+            while (((job = atomic_load(&p->job)) >> 32) == (seen >> 32)) {
+                pthread_cond_wait(&p->start, &p->mutex);
+            }
+            pthread_mutex_unlock(&p->mutex);
+        }
+        seen = job;
+        /* a thread not in this job reads nothing else of it: task and arg may already be the next job's */
+        if (ith >= (int)(uint32_t)job) {
+            continue;
+        }
+        p->task(p->arg, ith);
+        if (atomic_fetch_sub(&p->pending, 1) == 1) {
+            pthread_mutex_lock(&p->mutex);
+            pthread_cond_signal(&p->done);
+            pthread_mutex_unlock(&p->mutex);
+        }
+    }
+    return NULL;
+}
+
+static _Atomic(struct pool *) the_pool = NULL;
+
+/* this process's pool (made at the first call, and again in a forked child) */
+static struct pool * get_pool(void) {
+    const pid_t self = getpid();
+    for (;;) {
+        struct pool * p = atomic_load(&the_pool);
+        if (p != NULL && p->pid == self) {
+            return p;
+        }
+        /* a pool inherited through fork has no threads in this process: it is left alone */
+        struct pool * fresh = calloc(1, sizeof(*fresh));
+        if (fresh == NULL) {
+            return NULL;
+        }
+        fresh->pid = self;
+        pthread_mutex_init(&fresh->in_use, NULL);
+        pthread_mutex_init(&fresh->mutex, NULL);
+        pthread_cond_init(&fresh->start, NULL);
+        pthread_cond_init(&fresh->done, NULL);
+        atomic_init(&fresh->job, (uint64_t)0);
+        atomic_init(&fresh->pending, 0);
+        if (atomic_compare_exchange_strong(&the_pool, &p, fresh)) {
+            return fresh;
+        }
+        free(fresh); /* another thread made one first */
+    }
+}
+
+struct spawned {
+    void (*task)(void *, int);
+    void * arg;
+    int    ith;
+};
+
+static void * spawned_main(void * arg) {
+    const struct spawned * s = arg;
+    s->task(s->arg, s->ith);
+    return NULL;
+}
+
+/* threads 0 .. n-1, 1 .. n-1 as fresh threads joined before returning */
+static void run_with_fresh_threads(int n, void (*task)(void *, int), void * arg) {
+    pthread_t * threads = calloc((size_t)n, sizeof(*threads));
+    struct spawned * s = calloc((size_t)n, sizeof(*s));
+    GGSPEC_ASSERT(threads != NULL && s != NULL, "out of memory for compute threads");
+    for (int j = 1; j < n; j++) {
+        s[j] = (struct spawned) { .task = task, .arg = arg, .ith = j };
+        const int rc = pthread_create(&threads[j], NULL, spawned_main, &s[j]);
+        GGSPEC_ASSERT(rc == 0, "rc == 0");
+    }
+    task(arg, 0);
+    for (int j = 1; j < n; j++) {
+        const int rc = pthread_join(threads[j], NULL);
+        GGSPEC_ASSERT(rc == 0, "rc == 0");
+    }
+    free(threads);
+    free(s);
+}
+
+/* threads 0 .. n-1 with 1 .. n-1 from the pool (p->in_use held), returning when all are done */
+static void run_pooled(struct pool * p, int n, void (*task)(void *, int), void * arg) {
+    while (p->n_workers < n - 1) {
+        struct worker * w = malloc(sizeof(*w));
+        GGSPEC_ASSERT(w != NULL, "out of memory for compute threads");
+        *w = (struct worker) { .pool = p, .ith = p->n_workers + 1, .seen = atomic_load(&p->job) };
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_t t;
+        const int rc = pthread_create(&t, &attr, worker_main, w);
+        pthread_attr_destroy(&attr);
+        GGSPEC_ASSERT(rc == 0, "rc == 0");
+        p->n_workers++;
+    }
+
+    p->task = task;
+    p->arg  = arg;
+    atomic_store(&p->pending, n - 1);
+    const uint64_t seq = (atomic_load(&p->job) >> 32) + 1;
+    pthread_mutex_lock(&p->mutex);
+    atomic_store(&p->job, (seq << 32) | (uint32_t)n);
+    pthread_cond_broadcast(&p->start);
+    pthread_mutex_unlock(&p->mutex);
+
+    task(arg, 0);
+
+    for (int i = 0; i < SPIN_ROUNDS && atomic_load(&p->pending) != 0; i++) {
+        cpu_relax();
+    }
+    if (atomic_load(&p->pending) != 0) {
+        pthread_mutex_lock(&p->mutex);
+        while (atomic_load(&p->pending) != 0) {
+            pthread_cond_wait(&p->done, &p->mutex);
+        }
+        pthread_mutex_unlock(&p->mutex);
+    }
+}
+
+void ggspec_internal_run_parallel(int n, void (*task)(void * arg, int ith), void * arg) {
+    if (n <= 1) {
+        task(arg, 0);
+        return;
+    }
+    struct pool * p = get_pool();
+    if (p == NULL || n - 1 > POOL_MAX_WORKERS || pthread_mutex_trylock(&p->in_use) != 0) {
+        run_with_fresh_threads(n, task, arg);
+        return;
+    }
+    run_pooled(p, n, task, arg);
+    pthread_mutex_unlock(&p->in_use);
+}
