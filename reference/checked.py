@@ -62,6 +62,9 @@ def dead_reason(value: object) -> str | None:
     """Why a model object may no longer be used, or None while it lives."""
     if getattr(value, "freed", False) is True:
         return "it was freed"
+    ctx = getattr(value, "ctx", None)  # a graph lives in its context's memory
+    if ctx is not None and getattr(ctx, "freed", False) is True and type(value).__name__ == "CGraph":
+        return "its context was freed"
     if type(value).__name__ == "Tensor":
         from .tensor import Tensor
 
@@ -123,11 +126,10 @@ def _check_for(tp: object, fn: str) -> Check | None:
     if origin in (list, collections.abc.Sequence):
         (item,) = typing.get_args(tp) or (object,)
         inner = _check_for(item, fn)
-        exact = origin is list
 
-        def seq(name: str, v: object) -> None:
-            if exact and not isinstance(v, list) or isinstance(v, (str, bytes)) or not isinstance(v, collections.abc.Sequence):
-                _refuse(fn, name, f"a {'list' if exact else 'sequence'}", v)
+        def seq(name: str, v: object) -> None:  # a tuple will do for a list, as an array in C
+            if isinstance(v, (str, bytes)) or not isinstance(v, collections.abc.Sequence):
+                _refuse(fn, name, "a sequence", v)
             if inner is not None:
                 for x in v:
                     inner(f"an item of {name}", x)

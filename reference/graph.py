@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from .checked import checked
 from .clauses import implements, require, undefined
 from .tensor import Context, Tensor
 from .types import MAX_NAME
@@ -132,12 +133,14 @@ class CGraph:
 
 
 @implements("CORE-6")
+@checked
 def get_no_alloc(ctx: Context) -> bool:
     """CORE-6: whether the context was made with no_alloc."""
     return ctx.no_alloc
 
 
 @implements("CORE-6")
+@checked
 def context_tensors(ctx: Context) -> list[Tensor]:
     """CORE-6: the context's tensors in creation order (`get_first_tensor` / `get_next_tensor`)."""
     if ctx.freed:
@@ -146,6 +149,7 @@ def context_tensors(ctx: Context) -> list[Tensor]:
 
 
 @implements("CORE-7")
+@checked
 def new_graph_custom(ctx: Context, size: int, grads: bool) -> CGraph:
     """CORE-7: an empty graph with room for `size` nodes and leafs."""
     if size < 0:
@@ -160,6 +164,7 @@ def new_graph_custom(ctx: Context, size: int, grads: bool) -> CGraph:
     )
 
 
+@checked
 def new_graph(ctx: Context) -> CGraph:
     """CORE-7: `new_graph_custom(ctx, 2048, false)`."""
     return new_graph_custom(ctx, DEFAULT_GRAPH_SIZE, False)
@@ -189,6 +194,7 @@ def _append(g: CGraph, t: Tensor) -> None:
 
 
 @implements("CORE-8")
+@checked
 def build_forward_expand(g: CGraph, tensor: Tensor) -> None:
     """CORE-8: append `tensor` and everything it depends on that the graph has not visited,
     sources before the tensors that read them (depth first, src[0] first)."""
@@ -215,6 +221,7 @@ def build_forward_expand(g: CGraph, tensor: Tensor) -> None:
 
 
 @implements("CORE-12")
+@checked
 def graph_view(g: CGraph, i0: int, i1: int) -> CGraph:
     """CORE-12: nodes [i0, i1) of `g`, sharing `g`'s node array; no leafs, no visited set."""
     return CGraph(
@@ -233,6 +240,7 @@ def graph_view(g: CGraph, i0: int, i1: int) -> CGraph:
 
 
 @implements("CORE-13")
+@checked
 def graph_clear(g: CGraph) -> None:
     """CORE-13: no nodes, no leafs, nothing visited; the arrays keep their old entries."""
     g.n_nodes = 0
@@ -241,6 +249,7 @@ def graph_clear(g: CGraph) -> None:
 
 
 @implements("CORE-14")
+@checked
 def set_param(ctx: Context, t: Tensor) -> None:
     """CORE-14: make `t` a parameter: it gets a gradient tensor "<name> (grad)"."""
     from .ops import dup_tensor

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from .checked import checked
 from .clauses import UndefinedBehaviour, implements, require, undefined
 from .quants import (
     QK,
@@ -158,11 +159,13 @@ def _full(ne: Sequence[int]) -> list[int]:
     return [int(n) for n in ne] + [1] * (MAX_DIMS - len(ne))
 
 
+@checked
 def new_tensor(ctx: Context, type_: GGMLType, ne: Sequence[int]) -> Tensor:
     """A fresh contiguous tensor (CORE-2, CORE-6)."""
     return ctx.new_tensor(type_, _full(ne))
 
 
+@checked
 def dup_tensor(ctx: Context, a: Tensor) -> Tensor:
     """`ggml_dup_tensor`: a fresh tensor of `a`'s type and shape (contiguous)."""
     return new_tensor(ctx, a.type, a.ne)
@@ -180,6 +183,7 @@ def _view_of(ctx: Context, a: Tensor, type_: GGMLType, ne: Sequence[int], offset
     return t
 
 
+@checked
 def view_tensor(ctx: Context, a: Tensor) -> Tensor:
     """`ggml_view_tensor`: a view of all of `a`, same strides, op NONE, named "<a> (view)"."""
     t = _view_of(ctx, a, a.type, a.ne, 0)
@@ -209,6 +213,7 @@ def _op(t: Tensor, op: Op, *srcs: Tensor | None, params: bytes = b"") -> Tensor:
 
 
 @implements("CORE-16")
+@checked
 def dup(ctx: Context, a: Tensor) -> Tensor:
     """CORE-16: `ggml_dup(ctx, a)`."""
     return _grad(ctx, _op(dup_tensor(ctx, a), Op.DUP, a), a)
@@ -222,18 +227,21 @@ def _binary(ctx: Context, op: Op, a: Tensor, b: Tensor) -> Tensor:
 
 
 @implements("CORE-17")
+@checked
 def add(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
     """CORE-17 to CORE-19: `ggml_add(ctx, a, b)`; `b` is repeated over `a`."""
     return _binary(ctx, Op.ADD, a, b)
 
 
 @implements("CORE-17")
+@checked
 def mul(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
     """CORE-17 to CORE-19: `ggml_mul(ctx, a, b)`."""
     return _binary(ctx, Op.MUL, a, b)
 
 
 @implements("CORE-20")
+@checked
 def scale(ctx: Context, a: Tensor, s: float) -> Tensor:
     """CORE-20, CORE-21: `ggml_scale(ctx, a, s)`; the factor is op_params[0] as a float."""
     require(is_padded_1d(a), "CORE-21")
@@ -241,6 +249,7 @@ def scale(ctx: Context, a: Tensor, s: float) -> Tensor:
 
 
 @implements("CORE-22")
+@checked
 def mul_mat(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
     """CORE-22 to CORE-24: `ggml_mul_mat(ctx, a, b)`: F32 [a.ne1, b.ne1, b.ne2, b.ne3]."""
     require(can_mul_mat(a, b), "CORE-23")
@@ -250,6 +259,7 @@ def mul_mat(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
 
 
 @implements("CORE-25")
+@checked
 def cpy(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
     """CORE-25, CORE-26: `ggml_cpy(ctx, a, b)`: a view of `b` that computing fills with `a`."""
     require(nelements(a) == nelements(b), "CORE-26")
@@ -259,6 +269,7 @@ def cpy(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
 
 
 @implements("CORE-27")
+@checked
 def cont(ctx: Context, a: Tensor) -> Tensor:
     """CORE-27: `ggml_cont(ctx, a)`: a contiguous copy."""
     result = dup_tensor(ctx, a)
@@ -267,6 +278,7 @@ def cont(ctx: Context, a: Tensor) -> Tensor:
 
 
 @implements("CORE-28")
+@checked
 def view(ctx: Context, a: Tensor, ne: Sequence[int], nb: Sequence[int], offset: int) -> Tensor:
     """CORE-28: `ggml_view_{1,2,3,4}d(ctx, a, ne..., nb[1:]..., offset)` (CORE-4's view)."""
     return _grad(ctx, ctx.view(a, ne, nb, offset), a)
@@ -281,12 +293,14 @@ def _reshape(ctx: Context, a: Tensor, ne: Sequence[int], count_ok: bool) -> Tens
 
 
 @implements("CORE-29")
+@checked
 def reshape(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
     """CORE-29 to CORE-31: `ggml_reshape(ctx, a, b)`: `a`'s bytes in `b`'s shape."""
     return _reshape(ctx, a, b.ne, nelements(a) == nelements(b))
 
 
 @implements("CORE-29")
+@checked
 def reshape_nd(ctx: Context, a: Tensor, ne: Sequence[int]) -> Tensor:
     """CORE-29 to CORE-31: `ggml_reshape_{1,2,3,4}d(ctx, a, ne...)` by the number of extents."""
     if not 1 <= len(ne) <= MAX_DIMS:
@@ -295,6 +309,7 @@ def reshape_nd(ctx: Context, a: Tensor, ne: Sequence[int]) -> Tensor:
 
 
 @implements("CORE-32")
+@checked
 def permute(ctx: Context, a: Tensor, ax0: int, ax1: int, ax2: int, ax3: int) -> Tensor:
     """CORE-32 to CORE-34: `ggml_permute`: dimension i of `a` becomes dimension ax_i."""
     axes = (ax0, ax1, ax2, ax3)
@@ -314,6 +329,7 @@ def permute(ctx: Context, a: Tensor, ax0: int, ax1: int, ax2: int, ax3: int) -> 
 
 
 @implements("CORE-35")
+@checked
 def transpose(ctx: Context, a: Tensor) -> Tensor:
     """CORE-35: `ggml_transpose`: dimensions 0 and 1 swapped, no bytes moved."""
     result = view_tensor(ctx, a)
@@ -324,6 +340,7 @@ def transpose(ctx: Context, a: Tensor) -> Tensor:
 
 
 @implements("CORE-36")
+@checked
 def get_rows(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
     """CORE-36 to CORE-39: `ggml_get_rows(ctx, a, b)`: rows of `a` numbered by `b`, as F32."""
     require(a.ne[2] == b.ne[1], "CORE-37")
@@ -335,6 +352,7 @@ def get_rows(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
 
 
 @implements("CORE-40")
+@checked
 def norm(ctx: Context, a: Tensor, eps: float) -> Tensor:
     """CORE-40: `ggml_norm(ctx, a, eps)`; rc.8 has no backward pass for it (CORE-49)."""
     require(a.grad is None, "CORE-49")
@@ -342,6 +360,7 @@ def norm(ctx: Context, a: Tensor, eps: float) -> Tensor:
 
 
 @implements("CORE-41")
+@checked
 def soft_max_ext(ctx: Context, a: Tensor, mask: Tensor | None, scale: float) -> Tensor:
     """CORE-41 to CORE-46: `ggml_soft_max_ext(ctx, a, mask, scale)`."""
     require(is_contiguous(a), "CORE-42")
@@ -355,22 +374,26 @@ def soft_max_ext(ctx: Context, a: Tensor, mask: Tensor | None, scale: float) -> 
 
 
 @implements("CORE-41")
+@checked
 def soft_max(ctx: Context, a: Tensor) -> Tensor:
     """CORE-41: `ggml_soft_max(ctx, a)`: no mask, scale 1."""
     return soft_max_ext(ctx, a, None, 1.0)
 
 
 @implements("CORE-47")
+@checked
 def unary(ctx: Context, a: Tensor, op: int) -> Tensor:
     """CORE-47: `ggml_unary(ctx, a, op)`: op UNARY with the unary op in op_params[0]."""
     return _grad(ctx, _op(dup_tensor(ctx, a), Op.UNARY, a, params=struct.pack("<i", op)), a)
 
 
+@checked
 def gelu(ctx: Context, a: Tensor) -> Tensor:
     """CORE-47: `ggml_gelu(ctx, a)`."""
     return unary(ctx, a, UnaryOp.GELU)
 
 
+@checked
 def silu(ctx: Context, a: Tensor) -> Tensor:
     """CORE-47: `ggml_silu(ctx, a)`."""
     return unary(ctx, a, UnaryOp.SILU)

@@ -185,7 +185,7 @@ class _Session:
 
     def record(self, fn: Fn, args: list[Any], result: Any) -> None:
         """Update the model after a call that returned normally."""
-        if fn.name in ("new_tensor", "view") and result is not None:
+        if fn.returns in ("tensor", "graph") and fn.params[:1] == ("ctx",) and result is not None:
             ctx, parent = args[0], (args[1] if fn.name == "view" else None)
             root = result if parent is None else self.tensor_info.get(id(parent), (None, parent))[1]
             self.tensor_info[id(result)] = (ctx, root)
@@ -198,7 +198,7 @@ class _Session:
         if fn.frees is not None and args[fn.frees] is not None:
             gone = args[fn.frees]
             self._kill(gone)
-            for t in list(self.live["tensor"]):
+            for t in [*self.live["tensor"], *self.live.get("graph", [])]:
                 ctx, root = self.tensor_info.get(id(t), (None, t))
                 root_ctx = self.tensor_info.get(id(root), (None, root))[0]
                 if gone is ctx or gone is root_ctx or self.placed.get(id(t)) is gone or self.placed.get(id(root)) is gone \

@@ -15,6 +15,8 @@ def reference_api() -> Api:
     from ggspec.reference import buffer as rbuf
     from ggspec.reference import copy as rcopy
     from ggspec.reference import cpu as rcpu
+    from ggspec.reference import graph as rg
+    from ggspec.reference import ops as rops
     from ggspec.reference import sched as rs
     from ggspec.reference import tdata as rtd
     from ggspec.reference import tensor as rt
@@ -112,7 +114,17 @@ def reference_api() -> Api:
         w("cpu_buffer_from_ptr", "host size", rcpu.cpu_buffer_from_ptr, "buffer"),
         f("vdev_read", "buffer offset size", rvd.vdev_read),
         f("vdev_pending", "backend", rvd.vdev_pending),
-        # only the model has these in Python: the scheduler and the graph allocator
+        # only the model has these in Python: graphs and ops, the scheduler and the graph allocator
+        f("new_graph", "ctx", rg.new_graph, "graph"),
+        f("build_forward_expand", "graph tensor", rg.build_forward_expand),
+        f("graph_clear", "graph", rg.graph_clear),
+        f("backend_graph_compute", "backend graph", rb.backend_graph_compute),
+        f("add", "ctx tensor tensor", rops.add, "tensor"),
+        f("mul", "ctx tensor tensor", rops.mul, "tensor"),
+        f("scale", "ctx tensor size", rops.scale, "tensor"),
+        f("cpy", "ctx tensor tensor", rops.cpy, "tensor"),
+        f("cont", "ctx tensor", rops.cont, "tensor"),
+        f("permute", "ctx tensor index index index index", rops.permute, "tensor"),
         w("sched_new", "backend backend size", lambda world, a, b, n: rs.sched_new(world, [a, b], None, n), "sched"),
         f("sched_free", "sched", rs.sched_free, frees=0),
         f("sched_reset", "sched", rs.sched_reset),
@@ -128,5 +140,5 @@ def reference_api() -> Api:
         f("tallocr_free", "talloc", ra.tallocr_free, frees=0),
     ]
     scalars = {"initfn": lambda k: (lambda params, user_data: None)}
-    kinds = (*OBJECT_KINDS, "sched", "galloc", "talloc")
+    kinds = (*OBJECT_KINDS, "graph", "sched", "galloc", "talloc")
     return Api("reference", fns, World, (TypeError, ValueError, SpecError), scalars, kinds)
