@@ -154,25 +154,36 @@ def _arg(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+#: name each call's arguments in full (pointer addresses, bytes) in the shared page: set in workers
+#: forked for one example, where calls are few; elsewhere only the function's name is written,
+#: so that marking a call costs about what the C call itself does
+_full_args = [False]
+_calls = [0]
+
+
 class _Entered:
     """A C function that marks the shared slot when it is entered and when it returns."""
 
-    __slots__ = ("__wrapped__", "name")
+    __slots__ = ("__wrapped__", "name", "_mark")
 
     def __init__(self, name: str, fn: Callable[..., Any]) -> None:
         self.name = name
         self.__wrapped__ = fn
+        head = f"{name}(...)".encode()[: _SLOT_BYTES - _TEXT]
+        mark = struct.Struct(f"<B3xIH{len(head)}s")  # state, calls entered, length, text: one write
+        self._mark = (mark, head)
 
     def __call__(self, *args: Any) -> Any:
         slot = _slot
         if slot is None:
             return self.__wrapped__(*args)
-        text = f"{self.name}({', '.join(map(_arg, args))})".encode(errors="replace")[: _SLOT_BYTES - _TEXT]
-        slot[_LEN:_TEXT] = struct.pack("<H", len(text))
-        slot[_TEXT : _TEXT + len(text)] = text
-        (seq,) = struct.unpack_from("<I", slot, _SEQ)
-        struct.pack_into("<I", slot, _SEQ, (seq + 1) & 0xFFFFFFFF)
-        slot[0] = _IN_CALL
+        _calls[0] = seq = (_calls[0] + 1) & 0xFFFFFFFF
+        if _full_args[0]:
+            text = f"{self.name}({', '.join(map(_arg, args))})".encode(errors="replace")[: _SLOT_BYTES - _TEXT]
+            struct.pack_into(f"<B3xIH{len(text)}s", slot, 0, _IN_CALL, seq, len(text), text)
+        else:
+            mark, head = self._mark
+            mark.pack_into(slot, 0, _IN_CALL, seq, len(head), head)
         try:
             return self.__wrapped__(*args)
         finally:
@@ -209,13 +220,14 @@ def _die_with_parent(parent: int) -> None:
 
 
 def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | None = None,
-               reports: bool = True, call_timeout: float | None = None) -> Forked:
+               reports: bool = True, call_timeout: float | None = None, full_args: bool = False) -> Forked:
     """Call `fn()` in a forked child; return how it ended, its result and its stderr.
 
     The child is killed (status "timeout") when `timeout` seconds pass without a `beat` (the
     first period starts at the fork; each beat sets the next), when it has been inside one
     traced API call for `call_timeout` seconds, or after `budget` seconds in all.
     `reports=False`: the worker's `report` calls send nothing (they are for death tests).
+    `full_args`: the call in progress is named with all its arguments (else numbers only).
     """
     global _channel, _send_reports, _slot
     if _stopping[0]:
@@ -245,6 +257,7 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | No
         _live.clear()
         faulthandler.enable(file=tb)  # a crash's Python traceback, apart from the target's stderr
         _channel, _send_reports, _slot = wfd, reports, slot
+        _full_args[0] = full_args or _full_args[0]
         code = 0
         try:
             result: tuple[str, Any] = ("ok", fn())

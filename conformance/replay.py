@@ -42,7 +42,8 @@ def replay(check_name: str, target: str, profile: str, args: dict[str, Any], tim
     if check_name not in CHECKS:
         raise ValueError(f"no check named {check_name!r}")
     EXAMPLE_TIMEOUT[0] = timeout
-    forked = isolate.run_forked(lambda: _here(check_name, target, profile, args), timeout=timeout + 5, reports=False)
+    forked = isolate.run_forked(lambda: _here(check_name, target, profile, args), timeout=timeout + 5, reports=False,
+                                full_args=True)
     if forked.status == "ok":
         verdict, text = forked.value
         print(text)

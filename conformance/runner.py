@@ -213,12 +213,29 @@ def _run_and_collect(chk: Check, cfg: RunConfig, fork_each: bool = False) -> Che
     if fork_each:
         fork_every_example()
     EXAMPLE_TIMEOUT[0] = cfg.timeout
+    _preload(cfg)
     _ERRATA_SEEN.clear()
     _UB_SEEN.clear()
     result = run_check_here(chk, cfg)
     result.errata = dict(_ERRATA_SEEN)
     result.ub = dict(_UB_SEEN)
     return result
+
+
+def _preload(cfg: RunConfig) -> None:
+    """In a check's worker: load the target once, so that the workers forked for its examples
+    inherit it instead of loading it each (its loading ran fine in load_target's worker)."""
+    if cfg.target == "reference":
+        return
+    from .adapters import make_target
+
+    try:
+        target = make_target(cfg.target, cfg.profile)
+    except Exception:  # noqa: BLE001 - the check's own examples report what goes wrong
+        return
+    close = getattr(target, "close", None)
+    if close is not None:
+        close()
 
 
 def _in_worker(chk: Check, cfg: RunConfig, fork_each: bool, budget: float) -> isolate.Forked:
@@ -297,7 +314,7 @@ def load_target(cfg: RunConfig) -> CheckResult | None:
     of a target runs in the runner's own process). None when it loaded; else how it ended, as
     the result every check gets (status crash, timeout or fail), and `cfg.load_error` says so."""
     forked = isolate.run_forked(lambda: _first_call(cfg.target, cfg.profile), timeout=2 * cfg.timeout, reports=False,
-                                call_timeout=cfg.timeout)
+                                call_timeout=cfg.timeout, full_args=True)
     if forked.status == "ok":
         return None
     if forked.status == "exception":
@@ -342,6 +359,13 @@ def warm_up(cfg: RunConfig) -> None:
 
     chk = CHECKS.get("tdata.get_reads_the_range") or next(c for c in CHECKS.values() if c.strategies and not c.machine)
     run_check_here(chk, RunConfig("reference", cfg.profile, max_examples=3, seed=0, c_reproducers=False))
+    # hypothesis scans the loaded modules for constants lazily, at the first draw that wants
+    # one: in every worker, unless it is done here (a private function: skipped if it goes)
+    from hypothesis.internal.conjecture import providers
+
+    scan = getattr(providers, "_get_local_constants", None)
+    if callable(scan):
+        scan()
 
 
 def _in_threads(cfg: RunConfig, selected: list[Check], done: Callable[[CheckResult], None]) -> None:

@@ -161,7 +161,7 @@ def test_a_crash_names_the_call_it_happened_in() -> None:
         isolate.traced_call("fine", lambda *a: None)(1)
         isolate.traced_call("boom", lambda *a: _segfault())(7, b"xy")
 
-    res = isolate.run_forked(work)
+    res = isolate.run_forked(work, full_args=True)
     assert res.status == "signal" and res.where() == "in boom(7, b'xy')"
     assert "Segmentation fault" in res.traceback and "work" in res.traceback  # faulthandler, apart from stderr
 
@@ -171,7 +171,8 @@ def test_after_a_call_returned_the_worker_says_so() -> None:
         isolate.traced_call("fine", lambda *a: None)(1)
         _segfault()
 
-    assert isolate.run_forked(work).where() == "after fine(1) returned"
+    assert isolate.run_forked(work, full_args=True).where() == "after fine(1) returned"
+    assert isolate.run_forked(work).where() == "after fine(...) returned"  # by default, the name only: cheap
 
 
 def test_beats_keep_a_slow_worker_alive_and_a_budget_ends_it() -> None:
@@ -197,7 +198,7 @@ def test_one_call_that_hangs_times_out_while_many_short_ones_do_not() -> None:
 
     busy = isolate.run_forked(lambda: calls(20, 0.1), timeout=30, call_timeout=0.5)
     assert (busy.status, busy.value) == ("ok", 20)  # 2 s in all, no call near 0.5 s
-    stuck = isolate.run_forked(lambda: calls(1, 30), timeout=30, call_timeout=0.5)
+    stuck = isolate.run_forked(lambda: calls(1, 30), timeout=30, call_timeout=0.5, full_args=True)
     assert stuck.status == "timeout" and stuck.call_stuck and stuck.where() == "in nap(30)"
 
 
