@@ -194,6 +194,8 @@ def _buft_name(buft: BufferType) -> str:
 
 def _buft_alloc_buffer(buft: BufferType, size: int) -> Buffer:
     device = _device(buft)
+    if size > device.world.host_limit:  # the model has no NULL buffer: refuse what the device cannot hold
+        raise ValueError(f"{device.params.name} cannot allocate {size} bytes (native/'s device returns NULL)")
     region = device.world.memory.map(size, host=False, label=f"{device.params.name} buffer")
     device.regions.add(region.base)
     iface = BufferInterface(
