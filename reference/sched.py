@@ -389,7 +389,9 @@ def _reads_no_stale_copy(sched: Sched, graph: CGraph) -> None:
     before, its sources redirected by SCHED-19) reads tensors in freed context memory."""
     for node in graph.node_list():
         for src in node.src:
-            if src is not None and any(src.ctx is c for c in sched.retired):
+            if src is None:
+                break
+            if any(src.ctx is c for c in sched.retired):
                 undefined("SCHED-34", f"node {node.name!r} reads {src.name!r}, a copy the scheduler made for an "
                                       "earlier split, in context memory freed since (the graph was split before)")
 

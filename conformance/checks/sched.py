@@ -780,9 +780,11 @@ def computing_a_split_graph_again(t: Target, rec: Recorder, again: str) -> None:
     built = compute(t, run, g)
     record_outputs(t, rec, spec, built, backends)
     rec("copies", plan(t, run).copies)
+    t.sched_reset(run.sched)  # so the pins below are kept (SCHED-36)
     pin(t, run.sched, built, g.assign, backends)
     t.sched_graph_compute(run.sched, built.graph)  # the same graph again
     record_outputs(t, rec, spec, built, backends)
+    rec("copies again", plan(t, run).copies)
 
 
 # --- graphs and call orders the passes do not expect (SCHED-35 to SCHED-38) ---------------------------
