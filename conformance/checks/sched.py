@@ -768,9 +768,9 @@ def refused_nodes_are_assigned(t: Target, rec: Recorder, scene: str) -> None:
 
 @check("SCHED-34", again=st.just("graph_compute"))
 def computing_a_split_graph_again(t: Target, rec: Recorder, again: str) -> None:
-    """graph_compute of the same graph twice: the second split reads the copies the first made,
-    in context memory the scheduler freed (undefined behaviour; deterministic). The first
-    compute's results are compared."""
+    """graph_compute of the same graph twice (reset and pinned again between): the second split
+    reads the copies the first made, in context memory the scheduler freed — undefined behaviour
+    under both profiles (rc.8 crashes; deterministic). The first compute's results are compared."""
     setup = SchedSetup((VDevParams(name=DEVICE_NAMES[0]),))
     spec = GraphSpec((Leaf("x", F32, (4, 2), 1, seed=9),),
                      (Node("dev", "scale", ("x",), (2.0,)), Node("host", "scale", ("dev",), (0.5,))), ("host",))
