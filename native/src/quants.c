@@ -8,7 +8,10 @@
  *   Q8_0 (34 bytes): d, then 32 signed bytes q; value = q * d.
  *
  * The arithmetic (operation order, float vs double accumulation, rounding functions) follows
- * rc.8's portable code paths, so results are bit-identical to an rc.8 build without SIMD.
+ * rc.8's portable code paths, so results are bit-identical to an rc.8 build without SIMD. The
+ * dot products and Q8_0 quantization of a row go through simd.h's kernel table: on the portable
+ * path these functions; on the AVX2 one the dot products reorder only the F32 accumulation of
+ * exact block sums, and the quantizer gives the same bytes.
  */
 #include "ggspec.h"
 

@@ -214,31 +214,28 @@ static __m128i scales8(const ggspec_fp16_t * d, size_t size) {
  * is exact: two 11-bit significands), several blocks at a time in F32 lanes, then the lanes and
  * the blocks left over, in a fixed order. Q8_0 . Q8_0 here, eight blocks at a time.
  */
-#define QUANT_DOT(NAME, XBLOCK, BLOCK_FN)                                                          \
-    static float NAME(int64_t n, const void * vx, const void * vy) {                               \
-        const struct XBLOCK * x = vx;                                                              \
-        const struct block_q8_0 * y = vy;                                                          \
-        const int64_t nb = n / GGSPEC_QK8_0;                                                       \
-        __m256 acc = _mm256_setzero_ps();                                                          \
-        int64_t b = 0;                                                                             \
-        for (; b + 8 <= nb; b += 8) {                                                              \
-            const __m256i s8 = sum_lanes8(BLOCK_FN(&x[b], &y[b]), BLOCK_FN(&x[b + 1], &y[b + 1]),       \
-                                          BLOCK_FN(&x[b + 2], &y[b + 2]), BLOCK_FN(&x[b + 3], &y[b + 3]), \
-                                          BLOCK_FN(&x[b + 4], &y[b + 4]), BLOCK_FN(&x[b + 5], &y[b + 5]), \
-                                          BLOCK_FN(&x[b + 6], &y[b + 6]), BLOCK_FN(&x[b + 7], &y[b + 7]));\
-            const __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(scales8(&x[b].d, sizeof(*x))),          \
-                                           _mm256_cvtph_ps(scales8(&y[b].d, sizeof(*y))));         \
-            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s8), d, acc);                      \
-        }                                                                                          \
-        float tail = 0.0f;                                                                         \
-        for (; b < nb; b++) {                                                                      \
-            const float d = _cvtsh_ss(x[b].d) * _cvtsh_ss(y[b].d);                                 \
-            tail = __builtin_fmaf((float)hsum_epi32(BLOCK_FN(&x[b], &y[b])), d, tail);             \
-        }                                                                                          \
-        return hsum_ps(acc) + tail;                                                                \
+static float dot_q8_0_q8_0(int64_t n, const void * vx, const void * vy) {
+    const struct block_q8_0 * x = vx;
+    const struct block_q8_0 * y = vy;
+    const int64_t nb = n / GGSPEC_QK8_0;
+    __m256 acc = _mm256_setzero_ps();
+    int64_t b = 0;
+    for (; b + 8 <= nb; b += 8) {
+        const __m256i s8 = sum_lanes8(block_q8_0_q8_0(&x[b], &y[b]), block_q8_0_q8_0(&x[b + 1], &y[b + 1]),
+                                      block_q8_0_q8_0(&x[b + 2], &y[b + 2]), block_q8_0_q8_0(&x[b + 3], &y[b + 3]),
+                                      block_q8_0_q8_0(&x[b + 4], &y[b + 4]), block_q8_0_q8_0(&x[b + 5], &y[b + 5]),
+                                      block_q8_0_q8_0(&x[b + 6], &y[b + 6]), block_q8_0_q8_0(&x[b + 7], &y[b + 7]));
+        const __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(scales8(&x[b].d, sizeof(*x))),
+                                       _mm256_cvtph_ps(scales8(&y[b].d, sizeof(*y))));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s8), d, acc);
     }
-
-QUANT_DOT(dot_q8_0_q8_0, block_q8_0, block_q8_0_q8_0)
+    float tail = 0.0f;
+    for (; b < nb; b++) {
+        const float d = _cvtsh_ss(x[b].d) * _cvtsh_ss(y[b].d);
+        tail = __builtin_fmaf((float)hsum_epi32(block_q8_0_q8_0(&x[b], &y[b])), d, tail);
+    }
+    return hsum_ps(acc) + tail;
+}
 
 /*
  * Q4_0 . Q8_0, also four at a time: rows x0, x1 of the weights against rows y0, y1 of b, so
