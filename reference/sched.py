@@ -9,8 +9,9 @@ and `cause` records which pass decided each tensor (what `ggspec explain` shows)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 from .alloc import (
     Gallocr,
@@ -413,8 +414,30 @@ def split_graph(sched: Sched, graph: CGraph) -> None:
 def _alloc_splits(sched: Sched) -> None:
     if not (sched.graph is not None):
         undefined("SCHED-1", "invariant broken: sched.graph is not None")
-    table: list[Tallocr | None] = [sched.node_talloc.get(i) for i in range(sched.hash_set.size)]
-    gallocr_alloc_graph_n(sched.galloc, sched.graph, sched.hash_set, table)
+    gallocr_alloc_graph_n(sched.galloc, sched.graph, sched.hash_set, _SlotTable(sched.node_talloc, sched.hash_set.size))
+
+
+class _SlotTable(Sequence[Tallocr | None]):
+    """`hash_node_talloc`, the scheduler's table of one allocator per hash slot, read through
+    the sparse map of assigned slots (rc.8's array of hash-set size, without building it)."""
+
+    def __init__(self, by_slot: dict[int, Tallocr | None], size: int) -> None:
+        self._by_slot, self._size = by_slot, size
+
+    def __len__(self) -> int:
+        return self._size
+
+    @overload
+    def __getitem__(self, i: int) -> Tallocr | None: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Tallocr | None]: ...
+
+    def __getitem__(self, i: int | slice) -> Tallocr | None | Sequence[Tallocr | None]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(self._size))]
+        if not 0 <= i < self._size:
+            raise IndexError(i)
+        return self._by_slot.get(i)
 
 
 # --- computing ----------------------------------------------------------------------------------
