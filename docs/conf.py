@@ -21,6 +21,8 @@ myst_heading_anchors = 3
 myst_enable_extensions = ["colon_fence"]
 # docstrings use `name` for code, as in markdown
 default_role = "literal"
+# the spec quotes code and assert messages: keep ' and " as written
+smartquotes = False
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
 html_theme = "alabaster"
@@ -30,7 +32,9 @@ html_css_files = ["ggspec.css"]
 html_theme_options = {"page_width": "1240px", "sidebar_width": "230px"}
 # spec/ writes every clause head as ### (its machine-readable format, reference/clauses.py), also
 # where a chapter has no ## section above it: that jump is by design
-suppress_warnings = ["myst.header"]
+suppress_warnings = ["myst.header", "ref.python"]
+# ("ref.python": a type hint such as `type` that names both a builtin and a field of a reference
+# class, say Tensor.type, is ambiguous to Sphinx's Python domain; the rendered hint is right)
 
 
 def _only_our_modules(app: Sphinx, doctree: object) -> None:

@@ -1,0 +1,200 @@
+"""The docs site builds with warnings as errors (docs/build.py: Sphinx + MyST), every internal
+link and anchor resolves, every clause has its anchor, and the generated pages (matrix, errata,
+changes, limits, API) cover what spec/ and reference/ hold. A headless Chromium opens a clause
+anchor and finds the clause's heading in view, finds every clause ID in the matrix, and takes a
+screenshot of `ggspec explain`'s drawing. The example test of the "own strategies" guide runs.
+
+Sphinx, MyST, Graphviz and Chromium are skipped where missing, except under CI=true.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from ggspec.conformance import sitegen
+from ggspec.reference.clauses import catalogue
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from browser import chromium_page  # noqa: E402 - tests/browser.py, shared with the report tests
+
+ROOT = Path(__file__).resolve().parent.parent
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def need(module: str) -> None:
+    try:
+        __import__(module)
+    except ImportError:
+        if IN_CI:
+            pytest.fail(f"CI=true but {module} is not installed (pip install -e '.[docs]')")
+        pytest.skip(f"{module} is not installed (pip install -e '.[docs]')")
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """Two small report files, as `ggspec check --json` writes them (the clauses' statuses only)."""
+    out = tmp_path_factory.mktemp("reports")
+    ids = list(catalogue())
+    files = []
+    for target, profile, status in (("native", "fixed", "pass"), ("rc8", "rc8", "fail")):
+        data = {"target": target, "profile": profile, "size": "dev", "seed": 1,
+                "clauses": [{"id": cid, "status": status if i % 2 == 0 else "uncovered"} for i, cid in enumerate(ids)]}
+        f = out / f"{target}.json"
+        f.write_text(json.dumps(data), encoding="utf-8")
+        files.append(f)
+    return files
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory, reports: list[Path]) -> Path:
+    need("sphinx")
+    need("myst_parser")
+    out = tmp_path_factory.mktemp("site")
+    proc = subprocess.run([sys.executable, str(ROOT / "docs" / "build.py"), str(out), "--reports", ",".join(map(str, reports))],
+                          cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, f"the site did not build cleanly:\n{proc.stdout}\n{proc.stderr}"
+    assert "WARNING" not in proc.stderr, proc.stderr
+    assert f"{len(catalogue())} clause anchors checked" in proc.stdout
+    return out / "html"
+
+
+class _Text(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.ids.update(v for k, v in attrs if k == "id" and v)
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def page(site: Path, rel: str) -> _Text:
+    p = _Text()
+    p.feed((site / rel).read_text(encoding="utf-8"))
+    return p
+
+
+def test_every_internal_link_and_clause_anchor(site: Path) -> None:
+    """docs/build.py checked them; check again here, so the test fails for a reason it names."""
+    sys.path.insert(0, str(ROOT / "docs"))
+    try:
+        from build import check_links  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(ROOT / "docs"))
+    assert check_links(site) == []
+    for cid, c in catalogue().items():
+        assert cid in page(site, f"spec/{Path(c.chapter).stem}.html").ids, cid
+
+
+def test_spec_chapters_are_pages_with_the_clause_heads(site: Path) -> None:
+    for path in sitegen.chapters():
+        p = page(site, f"spec/{path.stem}.html")
+        text = " ".join(p.text)
+        for c in sitegen.read_chapter(path.read_text(encoding="utf-8"), path.name):
+            assert f"{c.id}: {c.title}" in " ".join(text.split()), (path.name, c.id)
+
+
+def test_matrix_has_every_clause_its_source_links_and_the_reports(site: Path) -> None:
+    html = (site / "docs" / "traceability.html").read_text(encoding="utf-8")
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", html, re.S)
+    by_id = {}
+    for row in rows:
+        m = re.search(r'href="[^"]*spec/[a-z_]+\.html#([a-z]+-\d+)"', row)
+        if m:
+            by_id[m.group(1).upper()] = row
+    assert set(by_id) == set(catalogue())
+    places = sitegen.places()
+    ids = list(catalogue())
+    for i, cid in enumerate(ids):
+        for p in places[cid]:
+            assert f'href="../{p.source_href}"' in by_id[cid], (cid, p)
+        cells = re.findall(r"<td[^>]*>(.*?)</td>", by_id[cid], re.S)
+        want = ["pass", "fail"] if i % 2 == 0 else ["uncovered", "uncovered"]
+        assert [re.sub(r"<[^>]+>", "", c).strip() for c in cells[-2:]] == want, cid
+    text = " ".join(page(site, "docs/traceability.html").text)
+    assert "native@fixed" in text and "rc8@rc8" in text
+
+
+def test_errata_changes_limits_cover_the_spec(site: Path) -> None:
+    texts = sitegen.clause_texts()
+    errata = " ".join(page(site, "docs/errata.html").text)
+    for cid, c in texts.items():
+        assert (f"{cid}: {c.title}" in errata) == ("erratum" in c.keys), cid
+    assert f"{sum('erratum' in c.keys for c in texts.values())} errata." in errata
+    changes = " ".join(" ".join(page(site, "docs/changes.html").text).split())
+    notes = [(cid, label) for cid, c in texts.items() for label in c.notes if label.startswith("Changed")]
+    assert notes and all(cid in changes for cid, _ in notes)
+    n_in = sum(label == "Changed in rc.8" for _, label in notes)
+    assert f"{n_in} notes." in changes
+    limits = " ".join("".join(page(site, "docs/limits.html").text).split())
+    values = {lim.name: lim.value for lim in sitegen.limits()}
+    for name, value, clause in (("sched.MAX_BACKENDS", 16, "SCHED-2"), ("sched.MAX_SPLITS", 256, "SCHED-15"),
+                                ("sched.MAX_SPLIT_INPUTS", 16, "SCHED-18"), ("cpu.TENSOR_ALIGNMENT", 64, "CPU-2"),
+                                ("registry.NAME_SIZE", 128, "REG-3"), ("sched.MAX_SPLITS * MAX_SPLIT_INPUTS", 4096, "SCHED-3")):
+        assert values[name] == value and clause in next(lim.clauses for lim in sitegen.limits() if lim.name == name)
+        assert name in limits
+
+
+def test_api_pages_render_the_docstrings(site: Path) -> None:
+    text = " ".join(page(site, "docs/api/tdata.html").text)
+    assert "tensor_set" in text and "ggspec.reference.tdata" in text
+    assert (site / "_modules" / "ggspec" / "reference" / "tdata.html").is_file()
+
+
+def test_clause_anchor_lands_on_the_heading(site: Path) -> None:
+    with chromium_page() as (pg, errors):
+        pg.goto((site / "spec" / "tdata.html").as_uri() + "#TDATA-3")
+        heading = pg.locator(":is(h2, h3)", has_text="TDATA-3: tensor_set stays inside the tensor")
+        assert heading.count() == 1
+        box = heading.bounding_box()
+        assert box is not None and 0 <= box["y"] < pg.viewport_size["height"], box
+        assert pg.evaluate("window.scrollY") > 0  # it scrolled there: TDATA-3 is not the page's top
+        pg.goto((site / "docs" / "traceability.html").as_uri())
+        body = pg.inner_text("body")
+        missing = [cid for cid in catalogue() if not re.search(rf"\b{cid}\b", body)]
+        assert missing == []
+        assert errors == []
+
+
+def test_explain_drawing_in_the_browser(tmp_path: Path) -> None:
+    need("graphviz")
+    if shutil.which("dot") is None:
+        if IN_CI:
+            pytest.fail("CI=true but Graphviz's dot is missing (apt-get install graphviz)")
+        pytest.skip("Graphviz's dot is missing")
+    from ggspec.conformance.explain import explain, svg
+    from ggspec.conformance.fixtures import FIXTURES
+
+    ex = explain(FIXTURES["encoder"](3), 3)
+    drawing = tmp_path / "encoder.svg"
+    drawing.write_text(svg(ex, "encoder"), encoding="utf-8")
+    shot = tmp_path / "encoder.png"
+    with chromium_page(1400, 1000) as (pg, errors):
+        pg.goto(drawing.as_uri())
+        n_nodes = pg.locator("g.node").count()
+        pg.screenshot(path=str(shot), timeout=120_000)
+        assert errors == []
+    legend = len({r.backend for r in ex.rows} | {x.backend for x in ex.leafs})
+    assert n_nodes == len(ex.rows) + len(ex.leafs) + len(ex.copies) + legend
+    assert shot.read_bytes().startswith(b"\x89PNG") and shot.stat().st_size > 10_000
+
+
+def test_the_strategies_guide_example_runs(tmp_path: Path) -> None:
+    """docs/examples/test_my_backend.py, copied into a project of its own, passes under pytest."""
+    shutil.copy(ROOT / "docs" / "examples" / "test_my_backend.py", tmp_path)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_my_backend.py"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "MY_TARGET": "native"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "3 passed" in proc.stdout
