@@ -20,12 +20,15 @@ skipped: each of them aborts on a faithful target, which the death checks cover.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ggspec.reference.clauses import Profile, SpecError
 from ggspec.reference.types import GGMLType
+from hypothesis import strategies as st
 
 from .graphspec import GraphSpec, Leaf, Node, build
 from .strategies import DEVICE_NAMES, SchedGraph, SchedSetup
@@ -165,3 +168,36 @@ def compare(t: Target, case: ScopeCase, profile: Profile = Profile.RC8) -> str |
     if want is None:
         return None
     return difference(want, split_plan(t, case))
+
+
+@st.composite
+def scope_samples(draw: st.DrawFn, min_nodes: int = 4, max_nodes: int = 6) -> ScopeCase:
+    """A case beyond the exhaustive bound, built from the same parts: `min_nodes` to
+    `max_nodes` nodes, 2 or 3 backends, any placement of the two leafs and any pins. The
+    reference must accept it under both profiles (see `reference_plan`)."""
+    n_backends = draw(st.sampled_from([2, 3]), label="backends")
+    nodes: list[Node] = []
+    for k in range(draw(st.integers(min_nodes, max_nodes), label="nodes")):
+        values = ["a", "b", *(n.name for n in nodes)]
+        kind = draw(st.sampled_from(["scale", "add", "reshape"]), label=f"node {k}")
+        if kind == "add":
+            x, y = draw(st.lists(st.sampled_from(values), min_size=2, max_size=2, unique=True), label=f"node {k} sources")
+            nodes.append(Node(f"add{k}", "add", (x, y)))
+        else:
+            v = draw(st.sampled_from(values), label=f"node {k} source")
+            nodes.append(Node(f"s{k}", "scale", (v,), (0.5,)) if kind == "scale"
+                         else Node(f"r{k}", "reshape", (v,), tuple(float(x) for x in NE)))
+    used = {s for n in nodes for s in n.srcs}
+    leafs = tuple(Leaf(name, F32, NE, p, weights=w, seed=i + 1) for i, name in enumerate(("a", "b")) if name in used
+                  for p, w in [draw(st.sampled_from(_placements(n_backends)), label=f"leaf {name}")])
+    pinnable = [n.name for n in nodes if n.op != "reshape"]
+    pins = draw(st.lists(st.tuples(st.sampled_from(pinnable), st.integers(0, n_backends - 1)), max_size=3,
+                         unique_by=lambda p: p[0]), label="pins") if pinnable else []
+    spec = GraphSpec(leafs, tuple(nodes), _outputs(tuple(nodes)), graph_size=64)
+    return ScopeCase(setup_of(n_backends), SchedGraph(spec, tuple(pins)))
+
+
+def accepted(case: ScopeCase) -> bool:
+    """Whether the reference splits and computes the case under both profiles."""
+    with contextlib.redirect_stderr(io.StringIO()):  # the model prints rc.8's out-of-space line
+        return all(reference_plan(case, p) is not None for p in (Profile.RC8, Profile.FIXED))

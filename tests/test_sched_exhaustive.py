@@ -101,3 +101,16 @@ def test_a_changed_pass_is_named() -> None:
     public = SchedPlan(None, got.nodes, (), 1, None, got.leafs)
     diff = difference(want, public)
     assert diff is not None and "decided by 2.2 on the reference" in diff
+
+
+def test_a_planted_pass_2_defect_is_found_and_named(planned: list[tuple[ScopeCase, SchedPlan]],
+                                                    tmp_path_factory: pytest.TempPathFactory) -> None:
+    """native built with GGSPEC_DEFECT_SCHED_PASS2 (pass 2.1 spreads the lowest-priority backend
+    too): the bound holds a case that shows it, and the difference names pass 2.1."""
+    from ggspec.native.build import build_variant
+
+    module = "ggspec_native_scope_pass2"
+    out = tmp_path_factory.mktemp(module)
+    build_variant(module, str(out), defines=["GGSPEC_DEFECT_SCHED_PASS2"])
+    failures = _compare(f"native:{out}:{module}", planned, fixed_too=True)
+    assert failures and failures[0].startswith("after pass 2.1:"), failures[:1]

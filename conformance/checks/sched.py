@@ -42,6 +42,7 @@ from ..approx import Approx, decode
 from ..fixtures import FIXTURES
 from ..graphspec import Built, GraphSpec, Leaf, Node, build
 from ..harness import Recorder, check
+from ..sched_scope import ScopeCase, accepted, scope_samples, split_plan
 from ..strategies import (
     DEVICE_NAMES,
     SchedCase,
@@ -862,3 +863,15 @@ def cpu_first_device_last(t: Target, rec: Recorder, pin_cpu: bool) -> None:
     rec("plan", plan(t, run).project(causes=False))
     record_outputs(t, rec, spec, run.computed, backends)
     t.sched_free(run.sched)
+
+
+# --- beyond the exhaustive bound (tests/test_sched_exhaustive.py runs every smaller case) ----------
+
+
+@check("SCHED-7", "SCHED-8", "SCHED-9", "SCHED-10", "SCHED-11", "SCHED-12", "SCHED-13",
+       case=scope_samples(4, 6).filter(accepted))
+def small_scope_sampled(t: Target, rec: Recorder, case: ScopeCase) -> None:
+    """Graphs of 4 to 6 SCALE / ADD / RESHAPE nodes over two leafs placed anywhere, with any
+    pins, on 2 or 3 backends: the whole plan, with the pass that decided each tensor where the
+    target shows it (sched_scope.difference names the first pass that differs)."""
+    rec("plan", split_plan(t, case))
