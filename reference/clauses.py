@@ -110,6 +110,17 @@ class SpecError(Exception):
         super().__init__(f"[{clause_id}] {text}")
         self.clause_id = clause_id
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Picklable whatever a subclass's __init__ takes (errors cross from forked workers)."""
+        return (_rebuild_error, (type(self), self.args, self.__dict__))
+
+
+def _rebuild_error(cls: type[SpecError], args: tuple[object, ...], state: dict[str, object]) -> SpecError:
+    err = cls.__new__(cls)
+    Exception.__init__(err, *args)
+    err.__dict__.update(state)
+    return err
+
 
 class SpecViolation(SpecError):
     """An assert-kind clause is broken: rc.8 aborts with `message`."""
