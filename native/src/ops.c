@@ -1336,20 +1336,30 @@ struct ggspec_cplan ggspec_graph_plan(const struct ggspec_cgraph * cgraph, int n
 struct compute_shared {
     struct ggspec_cgraph *      graph;
     const struct ggspec_cplan * plan;
+    int                         n_threads; /* the plan's, or 1 for a small graph */
     struct ggspec_barrier       barrier;
     volatile bool               stop; /* written by thread 0 between two barriers */
 };
 
+/* whether computing the node starts with an init phase (MUL_MAT converting b) */
+static bool has_init(const struct ggspec_tensor * node) {
+    return node->op == GGSPEC_OP_MUL_MAT && node->src[1]->type != ggspec_vec_dot_type(node->src[0]->type);
+}
+
 /*
  * Every thread walks all nodes. For each node, thread 0 checks the abort callback and runs
- * the init phase, all wait, the threads below n_tasks compute their share, all wait again.
+ * the init phase, all wait (when there is a callback or an init phase), the threads below
+ * n_tasks compute their share, all wait again (between nodes).
  */
 static void compute_thread(void * arg, int ith) {
     struct compute_shared * s = arg;
-    const int nth_all = s->plan->n_threads;
+    const int nth_all = s->n_threads;
 
-    for (int i = 0; i < s->graph->n_nodes; i++) {
+    const int n_nodes = s->graph->n_nodes;
+    for (int i = 0; i < n_nodes; i++) {
         struct ggspec_tensor * node = s->graph->nodes[i];
+        /* thread 0's step before the node; the others wait for it only if it does something */
+        const bool first_step = s->plan->abort_callback != NULL || has_init(node);
         if (ith == 0) {
             if (s->plan->abort_callback != NULL && s->plan->abort_callback(s->plan->abort_callback_data)) {
                 s->stop = true;
@@ -1357,7 +1367,7 @@ static void compute_thread(void * arg, int ith) {
                 ggspec_internal_compute_init(node, s->plan->work_data, s->plan->work_size);
             }
         }
-        if (nth_all > 1) {
+        if (nth_all > 1 && first_step) {
             ggspec_internal_barrier_wait(&s->barrier);
         }
         if (s->stop) {
@@ -1367,10 +1377,29 @@ static void compute_thread(void * arg, int ith) {
         if (ith < n_tasks) {
             ggspec_internal_compute(node, ith, n_tasks, s->plan->work_data, s->plan->work_size);
         }
-        if (nth_all > 1) {
+        /* after the last node, the pool's own wait for all threads is the barrier */
+        if (nth_all > 1 && i + 1 < n_nodes) {
             ggspec_internal_barrier_wait(&s->barrier);
         }
     }
+}
+
+/*
+ * A graph whose whole work (multiply-adds of its products, elements of its other nodes) is
+ * below this takes less time than waking a second thread: it runs on the calling thread alone.
+ * Results are the same either way (rows are split, never reductions), and the work buffer
+ * keeps the plan's size.
+ */
+#define SMALL_GRAPH_WORK (1 << 20)
+
+static bool graph_is_small(const struct ggspec_cgraph * cgraph) {
+    double work = 0.0;
+    for (int i = 0; i < cgraph->n_nodes; i++) {
+        const struct ggspec_tensor * node = cgraph->nodes[i];
+        const double n = (double)ggspec_nelements(node);
+        work += node->op == GGSPEC_OP_MUL_MAT ? n * (double)node->src[0]->ne[0] : n;
+    }
+    return work < (double)SMALL_GRAPH_WORK;
 }
 
 int ggspec_graph_compute(struct ggspec_cgraph * cgraph, struct ggspec_cplan * cplan) {
@@ -1380,8 +1409,8 @@ int ggspec_graph_compute(struct ggspec_cgraph * cgraph, struct ggspec_cplan * cp
         GGSPEC_ASSERT(cplan->work_data != NULL, "cplan->work_data");
     }
 
-    const int n = cplan->n_threads;
-    struct compute_shared shared = { .graph = cgraph, .plan = cplan, .stop = false };
+    const int n = graph_is_small(cgraph) ? 1 : cplan->n_threads;
+    struct compute_shared shared = { .graph = cgraph, .plan = cplan, .n_threads = n, .stop = false };
     ggspec_internal_barrier_init(&shared.barrier, n);
     /* thread 0 is the caller; the others come from the CPU backend's pool (threads.h) */
     ggspec_internal_run_parallel(n, compute_thread, &shared);

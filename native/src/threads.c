@@ -7,12 +7,41 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "assert.h"
 
-/* busy-wait rounds before blocking: some tens of microseconds */
-#define SPIN_ROUNDS (1 << 14)
+/*
+ * How long a thread busy-waits before it blocks: long enough that back-to-back graph_compute
+ * calls (and the nodes of one graph) find the pool's threads still running, so a loaded
+ * machine's scheduler is not asked to wake them every time; short enough that an idle pool
+ * gives its cores back within a millisecond.
+ */
+#define SPIN_NS 1000000L
+
+struct spin {
+    struct timespec start;
+    unsigned        rounds;
+};
+
+static void cpu_relax(void);
+
+/* true while the spin that started with spin_init may go on (the clock is read every 256 rounds) */
+static int spinning(struct spin * s) {
+    cpu_relax();
+    if ((++s->rounds & 255u) != 0) {
+        return 1;
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (now.tv_sec - s->start.tv_sec) * 1000000000L + (now.tv_nsec - s->start.tv_nsec) < SPIN_NS;
+}
+
+static void spin_init(struct spin * s) {
+    clock_gettime(CLOCK_MONOTONIC, &s->start);
+    s->rounds = 0;
+}
 
 /* workers kept in the pool; a larger thread count starts its extra threads per call */
 #define POOL_MAX_WORKERS 63
@@ -49,11 +78,12 @@ void ggspec_internal_barrier_wait(struct ggspec_barrier * b) {
         pthread_mutex_unlock(&b->mutex);
         return;
     }
-    for (int i = 0; i < SPIN_ROUNDS; i++) {
+    struct spin sp;
+    spin_init(&sp);
+    while (spinning(&sp)) {
         if (atomic_load(&b->phase) != phase) {
             return;
         }
-        cpu_relax();
     }
     pthread_mutex_lock(&b->mutex);
     while (atomic_load(&b->phase) == phase) {
@@ -93,8 +123,9 @@ static void * worker_main(void * arg) {
 
     for (;;) {
         uint64_t job = atomic_load(&p->job);
-        for (int i = 0; i < SPIN_ROUNDS && (job >> 32) == (seen >> 32); i++) {
-            cpu_relax();
+        struct spin sp;
+        spin_init(&sp);
+        while ((job >> 32) == (seen >> 32) && spinning(&sp)) {
             job = atomic_load(&p->job);
         }
         if ((job >> 32) == (seen >> 32)) {
@@ -206,8 +237,9 @@ static void run_pooled(struct pool * p, int n, void (*task)(void *, int), void *
 
     task(arg, 0);
 
-    for (int i = 0; i < SPIN_ROUNDS && atomic_load(&p->pending) != 0; i++) {
-        cpu_relax();
+    struct spin sp;
+    spin_init(&sp);
+    while (atomic_load(&p->pending) != 0 && spinning(&sp)) {
     }
     if (atomic_load(&p->pending) != 0) {
         pthread_mutex_lock(&p->mutex);

@@ -12,7 +12,8 @@ table asks:
 - MUL_MAT (F32, F16, Q4_0, Q8_0 weights): within `conformance.approx.mul_mat_atol` of the
   float64 product of the values the kernel reads, on each path;
 - NORM: within `conformance.approx.norm_atol` of the other path;
-- every case: the same bytes with 1, 2 and 3 threads (CPU-16);
+- every case: the same bytes with 1, 2 and 3 threads (CPU-16; native computes a graph of less
+  than 2^20 multiply-adds / elements on one thread, so the larger cases are the ones split);
 - CPY to Q8_0: the reference rounding's bytes (roundf's ties included);
 - and a few of the suite's compute checks pass with the portable path forced.
 
@@ -101,6 +102,7 @@ MUL_MAT: dict[str, tuple[int, tuple[int, int, int], tuple[int, int], bool]] = {
     "f16_blocks": (F16, (264, 37, 1), (13, 1), False),
     "q4_0_tail": (Q4_0, (32 * 13, 19, 1), (5, 2), False),
     "q4_0_q8_input": (Q4_0, (32 * 9, 11, 1), (3, 1), True),
+    "q4_0_split": (Q4_0, (32 * 9, 67, 1), (31, 2), False),  # above native's small-graph bound: split over threads
     "q8_0_q8_input": (Q8_0, (32 * 17, 10, 1), (4, 1), True),
 }
 
