@@ -184,3 +184,15 @@ def test_a_missing_symbol_is_unsupported_not_a_failure() -> None:
     assert result.status == "unsupported" and "lacks ggspec_backend_cpu_work_size" in result.detail, result
     (v,) = [v for v in verdicts([result]) if v.id == "CPU-17"]
     assert v.status == "unsupported"
+
+
+def test_shipped_known_files_are_valid_and_the_default_of_their_target() -> None:
+    from ggspec.conformance import known
+    from ggspec.conformance.runner import load_checks
+
+    for target, name in known.DEFAULTS.items():
+        path = known.default_for(target)
+        assert path is not None and path.name == name and path.is_file()
+        entries = known.load(path, load_checks())
+        assert entries and all(e.reason and e.for_target(target) for e in entries)
+    assert known.default_for("native") is None
