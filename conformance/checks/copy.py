@@ -11,7 +11,7 @@ from __future__ import annotations
 from ggspec.reference.types import GGMLType, type_size
 from hypothesis import strategies as st
 
-from ..harness import Recorder, check
+from ..harness import Recorder, add_example, check
 from ..strategies import (
     CopyRoute,
     Placement,
@@ -25,7 +25,7 @@ from ..strategies import (
     vdev_params,
     vdev_params_with,
 )
-from ..target import Target
+from ..target import Target, VDevParams
 from ._setup import alloc_size, backend_for, contiguous_nb, copy_scene, fill, placed
 
 seeds = st.integers(0, 2**32)
@@ -112,6 +112,56 @@ def copy_async_needs_the_same_layout(t: Target, rec: Recorder, placement: Placem
     if swap:
         src, dst = dst, src
     t.tensor_copy_async(backend, src, dst)
+
+
+#: field -> (source extents, destination extents, destination strides nb[1:]): F32 pairs that
+#: differ in exactly one ne[i] or nb[i] (the source F32[2, 2, 2, 2] has nb (4, 8, 16, 32)); the
+#: destination is a 4-d view with those strides (every view's nb[0] is the type size, so the
+#: nb0 case is a transposed root instead)
+ONE_FIELD = {
+    "ne0": ((2, 2, 2, 2), (3, 2, 2, 2), (8, 16, 32)),
+    "ne1": ((2, 2, 2, 2), (2, 3, 2, 2), (8, 16, 32)),
+    "ne2": ((2, 2, 2, 2), (2, 2, 3, 2), (8, 16, 32)),
+    "ne3": ((2, 2, 2, 2), (2, 2, 2, 3), (8, 16, 32)),
+    "nb0": ((1, 3, 1, 1), (1, 3, 1, 1), ()),
+    "nb1": ((2, 2, 2, 2), (2, 2, 2, 2), (12, 16, 32)),
+    "nb2": ((2, 2, 2, 2), (2, 2, 2, 2), (8, 20, 32)),
+    "nb3": ((2, 2, 2, 2), (2, 2, 2, 2), (8, 16, 36)),
+}
+
+
+def _one_field_pair(t: Target, placement: Placement, field: str) -> tuple[object, object, object]:
+    """A contiguous F32 source and a destination whose layout differs from it in `field` only."""
+    src_ne, dst_ne, dst_nb = ONE_FIELD[field]
+    f32 = int(GGMLType.F32)
+    backend, _, src = placed(t, placement, TensorSpec(f32, src_ne), name="src")
+    if field == "nb0":  # the transpose of a contiguous [3, 1]: ne (1, 3), nb (12, 4, 12, 12)
+        _, root_buf, root = placed(t, placement, TensorSpec(f32, (3, 1)), name="root")
+        dst = t.op("transpose", [root], ())
+    else:
+        _, root_buf, root = placed(t, placement, TensorSpec(f32, (64,)), name="root")  # room for any of them
+        dst = t.view(root, dst_ne, dst_nb, 0)
+    t.view_init(root_buf, dst)
+    return backend, src, dst
+
+
+@check("COPY-2", "COPY-8", placement=placements, field=st.sampled_from(sorted(ONE_FIELD)),
+       copy=st.sampled_from(["sync", "async", "async swapped"]))
+def copy_needs_every_field_equal(t: Target, rec: Recorder, placement: Placement, field: str, copy: str) -> None:
+    """tensor_copy and tensor_copy_async compare all four ne[i] and all four nb[i]: a pair that
+    differs in exactly one of them aborts (every field has a deterministic example)."""
+    backend, src, dst = _one_field_pair(t, placement, field)
+    rec("layouts differ in", field)
+    if copy == "sync":
+        t.tensor_copy(src, dst)
+    else:
+        t.tensor_copy_async(backend, *((dst, src) if copy == "async swapped" else (src, dst)))
+
+
+for _field in sorted(ONE_FIELD):  # every field, sync and async, on the CPU and on a device
+    for _copy in ("sync", "async"):
+        for _where in (Placement("cpu"), Placement("vdev", VDevParams(name="VDEV"))):
+            add_example("copy.copy_needs_every_field_equal", {"placement": _where, "field": _field, "copy": _copy})
 
 
 # --- COPY-3: a tensor onto itself -------------------------------------------------------------

@@ -19,7 +19,7 @@ from ..graphspec import GraphSpec, Leaf, Node
 from ..harness import add_example
 from ..strategies import CopyRoute, Placement, SchedCase, SchedGraph, SchedSetup, TensorSpec, ViewSpec
 from ..target import VDevParams
-from . import alloc, copy, graphcompute, ops, sched, tdata  # noqa: F401 - the checks must be registered first
+from . import alloc, copy, core, graphcompute, ops, sched, tdata  # noqa: F401 - the checks must be registered first
 
 F32, Q4_0, I32 = int(GGMLType.F32), int(GGMLType.Q4_0), int(GGMLType.I32)
 CPU = Placement("cpu")
@@ -108,4 +108,47 @@ EXAMPLES: list[tuple[str, tuple[str, str], dict[str, Any]]] = [
 NOT_SHOWN_BY_RC8 = frozenset({"ALLOC-7"})
 
 for _name, _reaches, _args in EXAMPLES:
+    add_example(_name, _args)
+
+
+# --- exact boundaries of the bounds asserts ---------------------------------------------------------
+#
+# Each bounds assert gets examples *at* its boundary, on the CPU and on a device: the range that
+# ends at the tensor's (or the buffer's, or the root's) last byte passes, one byte more aborts.
+# F32[4] has 16 bytes; tdata's checks take `rng` = (a, b) as offset a % 17, size b % (17 - offset).
+
+VDEV = Placement("vdev", VDevParams(name="VDEV"))
+F32_4 = TensorSpec(F32, (4,))
+
+#: (check, ending on the reference under both profiles: "ok" or the clause it aborts with, args)
+BOUNDARIES: list[tuple[str, str, dict[str, Any]]] = []
+for _where in (CPU, VDEV):
+    for _rng in ((0, 16), (16, 0), (5, 11), (15, 1)):  # offset + size == nbytes
+        BOUNDARIES.append(("tdata.set_writes_the_range", "ok",
+                           {"placement": _where, "spec": F32_4, "rng": _rng, "data": b"\x01\x02"}))
+        BOUNDARIES.append(("tdata.get_reads_the_range", "ok",
+                           {"placement": _where, "spec": F32_4, "rng": _rng, "fill": b"\x03\x04"}))
+    for _split in (0, 16, 17):  # offset + size == nbytes + 1: (0, 17), (16, 1), (17, 0)
+        BOUNDARIES.append(("tdata.set_out_of_bounds", "TDATA-3",
+                           {"placement": _where, "spec": F32_4, "excess": 1, "split": _split}))
+        BOUNDARIES.append(("tdata.get_out_of_bounds", "TDATA-7",
+                           {"placement": _where, "spec": F32_4, "excess": 1, "split": _split}))
+    BOUNDARIES.append(("tdata.async_round_trip", "ok",  # set_async / get_async of [0, nbytes)
+                       {"placement": _where, "spec": F32_4, "fill": b"\x05", "reuse": False}))
+    BOUNDARIES.append(("tdata.set_async_out_of_bounds", "TDATA-10", {"placement": _where, "spec": F32_4, "excess": 1}))
+    BOUNDARIES.append(("tdata.get_async_out_of_bounds", "TDATA-12", {"placement": _where, "spec": F32_4, "excess": 1}))
+    for _slack in (0, 8):  # the tensor's alloc size ends at the buffer's last byte
+        BOUNDARIES.append(("tdata.tensor_alloc_places", "ok",
+                           {"placement": _where, "spec": F32_4, "where": _slack, "slack": _slack}))
+    BOUNDARIES.append(("tdata.tensor_alloc_past_end", "TDATA-23", {"placement": _where, "spec": F32_4, "over": 1}))
+    BOUNDARIES.append(("tdata.tensor_alloc_before_base", "TDATA-22", {"placement": _where, "spec": F32_4, "before": 1}))
+    # view_init of a view that ends at its root's last byte
+    BOUNDARIES.append(("tdata.view_init_places_the_view", "ok",
+                       {"placement": _where, "rv": (TensorSpec(F32, (4, 2)), ViewSpec((4,), (), 16))}))
+# a view one byte past its root (CORE-5, ggml_view's bounds), directly and through a first view
+for _nested in (False, True):
+    BOUNDARIES.append(("core.view_past_the_root", "CORE-5",
+                       {"spec": F32_4, "excess": 1, "split": 3, "nested": _nested}))
+
+for _name, _ending, _args in BOUNDARIES:
     add_example(_name, _args)
