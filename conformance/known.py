@@ -7,8 +7,8 @@
 
 Each entry names exactly one of `clause` (an ID), `check` (a check name) or `area` (`SCHED`).
 An entry applies to a clause verdict when the target name matches one of its `targets` and it
-names the clause, the clause's area, or one of the checks behind the verdict. A failing or
-crashing clause it applies to becomes `xfail`, with the entry's reason; when every clause an
+names the clause, the clause's area, or one of the checks behind the verdict. A failing,
+crashing or timed-out clause it applies to becomes `xfail`, with the entry's reason; when every clause an
 entry applies to passed, those clauses become `xpass` (the known failure is gone: reported, an
 error under `--strict`). A malformed file is a `KnownFileError` (exit code 2), raised before
 any check runs.
@@ -37,10 +37,13 @@ else:  # pragma: no cover - Python 3.10
 
 KNOWN_DIR = Path(__file__).resolve().parent / "known"
 
-#: target name -> the shipped known-failures file it uses by default
-DEFAULTS = {"ggml-python-0.0.26": "ggml-python-0.0.26.toml"}
+#: target name -> the shipped known-failures file it uses by default (`known/<target>.toml`)
+DEFAULTS = {p.stem: p.name for p in sorted(KNOWN_DIR.glob("*.toml"))}
 
 _KEYS = {"clause", "check", "area", "reason", "targets"}
+
+#: the statuses a known entry turns into xfail (a timeout is a failure too)
+FAILING = ("fail", "crash", "timeout", "xfail")
 
 
 class KnownFileError(ValueError):
@@ -130,7 +133,7 @@ def apply(verdicts: list[ClauseVerdict], known: list[Known], target: str) -> lis
     out = list(verdicts)
     for k in mine:
         hit = [i for i, v in enumerate(out) if k.applies(v) and v.status not in ("uncovered", "unsupported")]
-        failing = [i for i in hit if out[i].status in ("fail", "crash", "xfail")]
+        failing = [i for i in hit if out[i].status in FAILING]
         for i in failing:
             v = out[i]
             if v.status != "xfail":
