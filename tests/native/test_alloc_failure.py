@@ -42,8 +42,12 @@ def _load(variant: str) -> tuple[Any, Any, Any]:
     """In the worker: the variant as the native module (the wrapper loads it), and its hook."""
     os.environ["GGSPEC_NATIVE_MODULE"] = f"{variant}:ggspec_native_alloc_failure"
     sys.path.insert(0, variant)
+    import ggspec.native as package
+
     for name in [m for m in sys.modules if m.startswith("ggspec.native.") and m != "ggspec.native.build"]:
-        del sys.modules[name]  # the parent may have loaded the default build's wrapper
+        del sys.modules[name]  # the parent may have loaded the default build's wrapper: load it again
+        if hasattr(package, name.rsplit(".", 1)[1]):
+            delattr(package, name.rsplit(".", 1)[1])  # else `from ggspec.native import x` finds the old one
     import ggspec_native_alloc_failure as mod  # type: ignore[import-not-found]
 
     hook = ctypes.CDLL(mod.__file__)
