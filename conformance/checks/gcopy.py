@@ -194,3 +194,30 @@ def copy_stops_at_a_null_source(t: Target, rec: Recorder, slot: int) -> None:
     (c,) = t.graph_nodes(copy.graph)
     rec("copy's sources", [_name(t, t.tensor_src(c, i)) for i in range(slot + 1)])
     t.backend_graph_copy_free(copy)
+
+
+@check("GCOPY-1", "GCOPY-3", dst=placements)
+def copy_keeps_every_source_slot(t: Target, rec: Recorder, dst: Placement) -> None:
+    """A node that uses all 10 of its source slots (as MUL_MAT_ID-like ops do): an ADD whose
+    src[2..9] are set too (the CPU computes src0 + src1 and reads no more). graph_copy copies
+    every slot, each to the copy of its own leaf, with its bytes (deterministic)."""
+    from ggspec.reference.types import MAX_SRC, GGMLType, Op
+
+    cpu = t.cpu_init()
+    leafs = [t.new_tensor(int(GGMLType.F32), (4, 2), f"x{j}") for j in range(MAX_SRC)]
+    n = t.new_tensor(int(GGMLType.F32), (4, 2), "n")
+    buf = t.backend_alloc_buffer(cpu, 64 * (MAX_SRC + 1))
+    for j, x in enumerate([*leafs, n]):
+        t.tensor_alloc(buf, x, 64 * j)
+        t.tensor_set(x, bytes([j + 1] * 32), 0, 32)
+    t.set_op(n, int(Op.ADD), leafs)
+    g = t.new_graph(16)
+    t.build_forward_expand(g, n)
+    copy = t.backend_graph_copy(backend_for(t, dst), g)
+    assert copy.graph is not None
+    (c,) = t.graph_nodes(copy.graph)
+    srcs = [t.tensor_src(c, j) for j in range(MAX_SRC)]
+    rec("copy's sources", [_name(t, x) for x in srcs])
+    rec("copy's sources live in the copy's buffer", [x is not None and t.tensor_buffer(x) == copy.buffer for x in srcs])
+    rec("their bytes", [None if x is None else _bytes(t, x) for x in srcs])
+    t.backend_graph_copy_free(copy)

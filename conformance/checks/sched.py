@@ -875,3 +875,41 @@ def small_scope_sampled(t: Target, rec: Recorder, case: ScopeCase) -> None:
     pins, on 2 or 3 backends: the whole plan, with the pass that decided each tensor where the
     target shows it (sched_scope.difference names the first pass that differs)."""
     rec("plan", split_plan(t, case))
+
+
+# --- a node that uses every source slot ------------------------------------------------------------
+
+
+@check("SCHED-17", "SCHED-19", "SCHED-22", device=sched_devices(DEVICE_NAMES[0]))
+def every_source_slot(t: Target, rec: Recorder, device: VDevParams) -> None:
+    """A node pinned to a device that uses all 10 of its source slots (as MUL_MAT_ID-like ops
+    do: an ADD whose src[2..9] are set too; the device computes src0 + src1), each a CPU input:
+    the split lists all 10 inputs, pass 4 makes a copy of each and redirects every slot to it,
+    and the result is right."""
+    from ggspec.reference.types import MAX_SRC
+
+    setup = SchedSetup((device,))
+    backends = make_backends(t, setup)
+    spec = GraphSpec(tuple(Leaf(f"x{j}", F32, (4, 2), 1, seed=j + 1) for j in range(MAX_SRC)),
+                     (Node("n", "add", ("x0", "x1")),), ("n",), graph_size=64)
+    s = t.sched_new(backends, None, 64)
+    for step in ("measure", "compute"):
+        built = build(t, spec, backends)
+        n = built.tensors["n"]
+        t.set_op(n, int(Op.ADD), [built.tensors[f"x{j}"] for j in range(MAX_SRC)])
+        g = t.new_graph(64)  # expanded after set_op, so that every source is one of its leafs
+        t.build_forward_expand(g, n)
+        t.sched_set_node_backend(s, n, backends[0])
+        if step == "measure":
+            t.sched_init_measure(s, g)
+        else:
+            t.sched_graph_compute(s, g)
+    rec("graph leafs", [t.tensor_name(x) for x in t.graph_leafs(g)])
+    rec("plan", t.sched_plan(s, g).project(causes=False))
+    rec("redirected sources", [_src_name(t, t.tensor_src(n, j)) for j in range(MAX_SRC)])
+    record_outputs(t, rec, spec, built, backends)
+    t.sched_free(s)
+
+
+def _src_name(t: Target, x: Handle | None) -> str | None:
+    return None if x is None else t.tensor_name(x)
