@@ -209,11 +209,11 @@ def describe_target(name: str) -> dict[str, Any]:
             out["kind"] = "whisper.rn 0.4.0-rc.8, built from its npm package"
             include, lib = ensure_rc8()
             out["include"] = str(include)
-        elif name == "ggml-python-0.0.26":
-            from .adapters.ggml_python import ensure_ggml_python
+        elif name.startswith(("ggml-python-", "llama-cpp-python-")):
+            from .adapters.ggml_python import ensure_sdist_target, sdist_of
 
-            out["kind"] = "upstream ggml of 2024-01-30, vendored in ggml-python 0.0.26"
-            include, lib = ensure_ggml_python()
+            out["kind"] = sdist_of(name).what
+            include, lib = ensure_sdist_target(name)
             out["include"] = str(include)
         elif name.startswith("external:"):
             _, prefix, include_dir, library = name.split(":", 3)

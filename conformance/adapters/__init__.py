@@ -15,7 +15,16 @@ from ggspec.reference.clauses import Profile
 
 from ..target import Target
 
-TARGETS = ("reference", "native", "rc8", "ggml-python-0.0.26", "external")
+
+def _sdist_targets() -> tuple[str, ...]:
+    from .ggml_python import SDISTS
+
+    return tuple(SDISTS)
+
+
+#: ggml-python-0.0.25 ... 0.0.37 and llama-cpp-python-0.2.30 (ggml_python.SDISTS, through versions.py)
+SDIST_TARGETS = _sdist_targets()
+TARGETS = ("reference", "native", "rc8", *SDIST_TARGETS, "external")
 
 #: factories of the external targets built in this process (forked workers inherit them)
 _EXTERNAL: dict[str, Callable[[], Target]] = {}
@@ -48,12 +57,13 @@ def _external(name: str) -> Callable[[], Target]:
                 return t
 
             _EXTERNAL[name] = rc8_target
-        elif name == "ggml-python-0.0.26":
+        elif name in SDIST_TARGETS:
             from .ggml_python import PREFIX as GP_PREFIX
-            from .ggml_python import ensure_ggml_python
+            from .ggml_python import ensure_sdist_target
+            from .versions import build_versioned
 
-            include_dir, lib = ensure_ggml_python()
-            _EXTERNAL[name] = build_external(include_dir, lib, GP_PREFIX, name, Profile.FIXED)
+            include_dir, lib = ensure_sdist_target(name)
+            _EXTERNAL[name] = build_versioned(include_dir, lib, GP_PREFIX, name, default_profile(name))
         else:
             _, prefix, include_path, lib_path = name.split(":", 3)
             _EXTERNAL[name] = build_external(include_path, lib_path, prefix, name, Profile.FIXED)
@@ -66,7 +76,7 @@ def prepare_target(name: str) -> None:
     and loads the target only in forked workers. Raises ValueError for an unknown name."""
     if name in ("reference", "native") or name.startswith("native:"):
         return
-    if name in ("rc8", "ggml-python-0.0.26") or (name.startswith("external:") and name.count(":") >= 3):
+    if name == "rc8" or name in SDIST_TARGETS or (name.startswith("external:") and name.count(":") >= 3):
         _external(name)
         return
     make_target(name)  # an unknown name: its ValueError
@@ -82,7 +92,7 @@ def make_target(name: str, profile: Profile | None = None) -> Target:
         from .native import NativeTarget
 
         return NativeTarget(module=name.partition(":")[2] or None)
-    if name in ("rc8", "ggml-python-0.0.26") or (name.startswith("external:") and name.count(":") >= 3):
+    if name == "rc8" or name in SDIST_TARGETS or (name.startswith("external:") and name.count(":") >= 3):
         return _external(name)()
     raise ValueError(f"unknown target {name!r}; known: {', '.join(TARGETS)} (native:DIR:MODULE for a variant build, "
                      "external:PREFIX:INCLUDE_DIR:LIBRARY for an external one)")
@@ -90,5 +100,6 @@ def make_target(name: str, profile: Profile | None = None) -> Target:
 
 def default_profile(name: str) -> Profile:
     """Each target's default profile (DESIGN.md): the real rc.8 build claims `rc8`; native, the
-    reference and other external builds (ports) claim `fixed`."""
-    return Profile.RC8 if name == "rc8" else Profile.FIXED
+    reference and other external builds (ports) claim `fixed`; llama-cpp-python 0.2.30, the same
+    code generation as rc.8 (llama.cpp of 2024-01-18), claims `rc8` too."""
+    return Profile.RC8 if name in ("rc8", "llama-cpp-python-0.2.30") else Profile.FIXED

@@ -189,10 +189,13 @@ ggspec_type_traits_t ggspec_internal_get_type_traits(enum ggspec_type type);
 
 #: other spellings of a function, given our name without prefix (see build_external)
 Spellings = Callable[[str], Sequence[str]]
+#: a version adapter's say on each function declaration kept (see versions.py): given the
+#: function's name and our declaration, the declaration to compile instead, or None to drop it
+Revise = Callable[[str, str], str | None]
 
 
 def make_cdef(headers_text: str, exported: Callable[[str], bool], prefix: str,
-              spellings: Spellings | None = None) -> CdefPlan:
+              spellings: Spellings | None = None, revise: Revise | None = None) -> CdefPlan:
     """Our cdef renamed for `prefix`, without what the target lacks (see the module doc). A
     function the target has only under another of its `spellings` is declared under that name."""
     from ggspec.native.build import read_cdef
@@ -223,6 +226,12 @@ def make_cdef(headers_text: str, exported: Callable[[str], bool], prefix: str,
                     continue
                 stmt = re.sub(rf"\b{re.escape(fn)}\b", alt, stmt, count=1)
                 aliases[rest] = alt
+            if revise is not None:
+                revised = revise(declared_function(stmt) or fn, stmt)
+                if revised is None:
+                    dropped.append(fn)
+                    continue
+                stmt = revised
         macro = defined_macro(stmt)
         if macro is not None and re.search(rf"#\s*define\s+{re.escape(macro)}\b", headers_text) is None:
             dropped.append(macro)
@@ -269,7 +278,8 @@ def headers_of(include_dir: Path) -> tuple[str, ...]:
     return HEADERS + tuple(h for h in OPTIONAL_HEADERS if (include_dir / h).is_file())
 
 
-def _digest(include_dir: Path, lib_path: Path, prefix: str, spellings: Spellings | None) -> str:
+def _digest(include_dir: Path, lib_path: Path, prefix: str, spellings: Spellings | None,
+            revise: Revise | None = None) -> str:
     import cffi
     from ggspec.native.build import CDEF_AREAS, CDEF_DIR
 
@@ -289,6 +299,9 @@ def _digest(include_dir: Path, lib_path: Path, prefix: str, spellings: Spellings
     feed("external.py", Path(__file__).read_bytes())
     if spellings is not None:
         feed("spellings", inspect.getsource(spellings).encode())
+    if revise is not None:
+        module = inspect.getmodule(revise)
+        feed("revise", inspect.getsource(module if module is not None else revise).encode())
     config = f"{prefix}|{BUILD_FORMAT}|{sys.version}|{cffi.__version__}|{sys.platform}"
     feed("config", config.encode())
     return h.hexdigest()
@@ -355,12 +368,12 @@ def _errors(log: Path, limit: int = 12) -> str:
 
 
 def _compile(include_dir: Path, lib_path: Path, prefix: str, spellings: Spellings | None, module_name: str,
-             outdir: Path) -> Path:
+             outdir: Path, revise: Revise | None = None) -> Path:
     import cffi
 
     headers = headers_of(include_dir)
     headers_text = "\n".join((include_dir / h).read_text(encoding="utf-8", errors="replace") for h in headers)
-    plan = make_cdef(headers_text, _exported_by(lib_path), prefix, spellings)
+    plan = make_cdef(headers_text, _exported_by(lib_path), prefix, spellings, revise)
     ffi = cffi.FFI()
     ffi.cdef(plan.cdef)
     preamble = "".join(f'#include "{h}"\n' for h in headers) + '#include "ggspec-vdev.h"\n'
@@ -388,7 +401,8 @@ def _compile(include_dir: Path, lib_path: Path, prefix: str, spellings: Spelling
     return path
 
 
-def build_module(include_dir: Path, lib_path: Path, prefix: str, spellings: Spellings | None = None) -> ExternalBuild:
+def build_module(include_dir: Path, lib_path: Path, prefix: str, spellings: Spellings | None = None,
+                 revise: Revise | None = None) -> ExternalBuild:
     """Compile (or find in the cache) the adapter module for this target build."""
     include_dir, lib_path = include_dir.resolve(), lib_path.resolve()
     missing = [h for h in HEADERS if not (include_dir / h).is_file()]
@@ -397,7 +411,7 @@ def build_module(include_dir: Path, lib_path: Path, prefix: str, spellings: Spel
     if not lib_path.is_file():
         raise TargetUnavailable(f"no library at {lib_path}")
     check_prefix(lib_path, prefix)
-    digest = _digest(include_dir, lib_path, prefix, spellings)
+    digest = _digest(include_dir, lib_path, prefix, spellings, revise)
     module_name = f"_ggspec_ext_{digest[:16]}"
     final = cache_dir() / "build" / digest
     if not (final / "build.json").is_file():
@@ -407,7 +421,7 @@ def build_module(include_dir: Path, lib_path: Path, prefix: str, spellings: Spel
             try:
                 with step(f"compiling the cffi adapter module for {lib_path.name} against {include_dir} "
                           f"into {final} (one time)"):
-                    _compile(include_dir, lib_path, prefix, spellings, module_name, tmp)
+                    _compile(include_dir, lib_path, prefix, spellings, module_name, tmp, revise)
             except _CompileFailed as exc:
                 kept = final.parent / f"{digest}.failed.log"
                 shutil.copyfile(tmp / "build.log", kept)

@@ -1,0 +1,466 @@
+"""Version adapters: the C API adapter over later builds of ggml-backend's API generation
+(ggml-python 0.0.25 to 0.0.37, llama-cpp-python 0.2.30), whose entry points drifted from
+rc.8's. Each drift is handled here, in one place per function, and chosen from the target's own
+headers when its adapter module is compiled:
+
+- **the type enum** (`enum ggml_type`): upstream inserted IQ types (IQ3_XXS = 18 from 0.0.26,
+  then IQ1_S, IQ4_NL, IQ3_S, IQ2_S, IQ4_XS, IQ1_M, BF16 ...) and so moved I8/I16/I32. The suite
+  speaks rc.8's numbering; every argument and result of type `enum ggml_type` (found in our
+  cdef) and a tensor's `type` field are translated by name (`TypeMap`);
+- `backend_sched_new` gaining `bool parallel` (0.0.31): called with `parallel = false`;
+- `backend_graph_compute` returning `enum ggml_status` instead of bool (0.0.30): true exactly
+  when the status is GGML_STATUS_SUCCESS;
+- `backend_sched_init_measure` becoming `backend_sched_reserve` (0.0.27), `backend_sched_set_node_backend`
+  / `get_node_backend` becoming `set_tensor_backend` / `get_tensor_backend` (0.0.31): other
+  spellings of the same call (`spellings`);
+- `backend_tensor_copy_async(backend, src, dst)` gaining a second backend (0.0.31): called with
+  the one backend as both;
+- a function whose result alone changed from void (sched_graph_compute, graph_plan_compute,
+  sched_reserve) keeps our void declaration (C lets a caller ignore a result).
+
+Any other function whose declaration in the target's headers differs from ours (the allocator
+rewrite of 0.0.27: tallocr/gallocr/allocr) is dropped from the module, so the checks that need it
+report `unsupported` (MissingSymbol), not a failure. `revision()` says, for a build, which
+functions were adapted and which dropped because their signature changed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ggspec.reference.clauses import Profile
+
+from ..target import MissingSymbol, TensorInfo
+from .external import (
+    HEADERS,
+    OPTIONAL_HEADERS,
+    ExternalBuild,
+    ExternalTarget,
+    build_module,
+    declared_function,
+    install_quiet_gdb,
+    rename,
+    statements,
+)
+
+_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+#: words that qualify a declaration but are no part of its C type
+_NOISE = {"GGML_API", "GGML_CALL", "extern", "static", "inline", "WSP_GGML_API", "WSP_GGML_CALL"}
+_TYPE_WORDS = {"void", "char", "short", "int", "long", "float", "double", "bool", "signed", "unsigned", "const",
+               "struct", "enum", "size_t", "int64_t", "int32_t", "uint64_t", "uint32_t", "uint8_t", "int8_t"}
+
+#: our function (without prefix) -> the names later versions gave the same call, in order
+RENAMED: dict[str, tuple[str, ...]] = {
+    "backend_sched_init_measure": ("backend_sched_reserve",),
+    "backend_sched_set_node_backend": ("backend_sched_set_tensor_backend",),
+    "backend_sched_get_node_backend": ("backend_sched_get_tensor_backend",),
+}
+
+
+def spellings(name: str) -> list[str]:
+    """Other names of our function `name` (without prefix) in later versions (RENAMED)."""
+    return ["ggml_" + alt for alt in RENAMED.get(name, ())]
+
+
+# --- reading declarations ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Proto:
+    """A function declaration, normalised: its result and parameter types as token tuples
+    (parameter names dropped, typedefs of pointers expanded)."""
+
+    result: tuple[str, ...]
+    params: tuple[tuple[str, ...], ...]
+    text: str  # the declaration as written (without GGML_API/GGML_CALL), ending in ';'
+
+
+def _clean(text: str) -> str:
+    text = _COMMENT.sub(" ", text)
+    return "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("#"))
+
+
+def typedefs(text: str) -> dict[str, tuple[str, ...]]:
+    """`typedef <type> NAME;` (not function pointers, not struct bodies) -> the type's tokens."""
+    out: dict[str, tuple[str, ...]] = {}
+    for m in re.finditer(r"\btypedef\s+([\w\s\*]+?)\s*\b(\w+)\s*;", _clean(text)):
+        out[m.group(2)] = tuple(re.findall(r"\w+|\*", m.group(1)))
+    return out
+
+
+def _tokens(text: str, defs: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    out: list[str] = []
+    for tok in re.findall(r"\w+|\*|\[\]|\.\.\.", text):
+        if tok in _NOISE:
+            continue
+        out.extend(defs.get(tok, (tok,)))
+    return tuple(out)
+
+
+def _param(text: str, defs: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    raw = [t for t in re.findall(r"\w+|\*|\[\]|\.\.\.", text) if t not in _NOISE]
+    # drop the parameter's name: a last identifier after a complete type
+    named = len(raw) > 1 and re.fullmatch(r"[A-Za-z_]\w*", raw[-1]) is not None
+    if named and raw[-1] not in _TYPE_WORDS and raw[-2] not in ("struct", "enum"):
+        raw = raw[:-1]
+    return _tokens(" ".join(raw), defs)
+
+
+def _split_params(text: str) -> list[str]:
+    out: list[str] = []
+    cur: list[str] = []
+    depth = 0
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur))
+    return [p for p in (x.strip() for x in out) if p]
+
+
+def prototype(text: str, name: str, defs: dict[str, tuple[str, ...]]) -> Proto | None:
+    """The declaration of function `name` in C text, or None when there is none."""
+    clean = _clean(text)
+    pat = re.compile(rf"(?:^|[;{{}}])\s*([\w\s\*]*?)\b{re.escape(name)}\s*\(((?:[^()]|\([^()]*\))*)\)\s*;", re.S)
+    m = pat.search(clean)
+    if m is None:
+        return None
+    result = _tokens(m.group(1), defs)
+    if not result:
+        return None
+    params = tuple(_param(p, defs) for p in _split_params(m.group(2)))
+    if params == (("void",),):
+        params = ()
+    words = [w for w in re.findall(r"\S+", m.group(1)) if w not in _NOISE]
+    decl = " ".join(words) + f" {name}(" + ", ".join(" ".join(p.split()) for p in _split_params(m.group(2))) + ");"
+    return Proto(result, params, decl)
+
+
+def enum_values(text: str, enum: str) -> dict[str, int]:
+    """The constants of `enum <enum> { ... }` in C text and their values."""
+    m = re.search(rf"\benum\s+{re.escape(enum)}\s*\{{(.*?)\}}", _clean(text), re.S)
+    if m is None:
+        return {}
+    out: dict[str, int] = {}
+    nxt = 0
+    for item in m.group(1).split(","):
+        item = item.strip()
+        if not item:
+            continue
+        name, _, value = (x.strip() for x in item.partition("="))
+        if value:
+            try:
+                nxt = int(value, 0)
+            except ValueError:
+                nxt = out.get(value, nxt)
+        out[name] = nxt
+        nxt += 1
+    return out
+
+
+# --- the type enum -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TypeMap:
+    """rc.8's `enum ggml_type` numbering (ours) <-> the target's, by constant name."""
+
+    ours: dict[str, int]
+    theirs: dict[str, int]
+    _to: dict[int, int] = field(init=False)
+    _from: dict[int, int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        to = {v: self.theirs[k] for k, v in self.ours.items() if k in self.theirs}
+        back = {v: self.ours[k] for k, v in self.theirs.items() if k in self.ours}
+        object.__setattr__(self, "_to", to)
+        object.__setattr__(self, "_from", back)
+
+    @property
+    def identity(self) -> bool:
+        return all(self._to.get(v) == v for v in self.ours.values())
+
+    def to_target(self, value: int) -> int:
+        """Our value -> the target's (a value we do not number passes unchanged: bad input stays bad)."""
+        return self._to.get(value, value)
+
+    def from_target(self, value: int) -> int:
+        """The target's value -> ours; a type rc.8 lacks gets a number above all of rc.8's."""
+        if value in self._from:
+            return self._from[value]
+        return 1000 + value
+
+
+def our_types() -> dict[str, int]:
+    from ggspec.native.build import read_cdef
+
+    return {k.removeprefix("GGSPEC_TYPE_"): v for k, v in enum_values(read_cdef(), "ggspec_type").items()}
+
+
+def their_types(include_dir: Path, prefix: str) -> dict[str, int]:
+    upper = prefix.upper() + "TYPE_"
+    text = (include_dir / "ggml.h").read_text(encoding="utf-8", errors="replace")
+    return {k.removeprefix(upper): v for k, v in enum_values(text, prefix + "type").items()}
+
+
+# --- the one place per function ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Adapted:
+    """How one drifted function is declared and called: `declare(ours, theirs)` gives the
+    declaration to compile (None: drop it), `call(target, f)` wraps the compiled function so it
+    takes and gives what rc.8's did."""
+
+    first: str  # the first version that has the drift, for docs
+    why: str
+    declare: Callable[[Proto, Proto], str | None]
+    call: Callable[[VersionedTarget, Any], Any]
+
+
+def _theirs(ours: Proto, theirs: Proto) -> str:
+    return theirs.text
+
+
+def _status_as_int(ours: Proto, theirs: Proto) -> str | None:
+    if theirs.params != ours.params or theirs.result[:1] != ("enum",):
+        return None
+    return re.sub(r"^\s*enum\s+\w+\s+", "int ", theirs.text)
+
+
+def _extra_bools(ours: Proto, theirs: Proto) -> str | None:
+    n = len(ours.params)
+    if theirs.params[:n] != ours.params or any(p != ("bool",) for p in theirs.params[n:]):
+        return None
+    return theirs.text
+
+
+def _second_backend(ours: Proto, theirs: Proto) -> str | None:
+    return theirs.text if len(theirs.params) == len(ours.params) + 1 and theirs.params[1] == ours.params[0] else None
+
+
+def _soft_max_extras(ours: Proto, theirs: Proto) -> str | None:
+    ok = (theirs.params[:3] == ours.params[:3] and ("float",) in theirs.params[3:]
+          and all(p in (("float",), ours.params[2]) for p in theirs.params[3:]))
+    return theirs.text if ok else None
+
+
+def _call_soft_max_ext(t: VersionedTarget, f: Any) -> Any:
+    rest = t.proto("soft_max_ext").params[3:]
+    scale_at = rest.index(("float",))
+
+    def soft_max_ext(ctx: Any, a: Any, mask: Any, scale: float) -> Any:
+        extra = [t.ffi.NULL if "*" in p else 0.0 for p in rest]
+        extra[scale_at] = scale
+        return f(ctx, a, mask, *extra)
+
+    return soft_max_ext
+
+
+def _call_sched_new(t: VersionedTarget, f: Any) -> Any:
+    extra = len(t.proto("backend_sched_new").params) - 4
+
+    def sched_new(*args: Any) -> Any:
+        return f(*args, *([False] * extra))
+
+    return sched_new
+
+
+def _call_graph_compute(t: VersionedTarget, f: Any) -> Any:
+    if t.proto("backend_graph_compute").result[:1] != ("enum",):
+        return f
+    success = t.status_success
+
+    def graph_compute(backend: Any, g: Any) -> bool:
+        return bool(f(backend, g) == success)
+
+    return graph_compute
+
+
+def _call_copy_async(t: VersionedTarget, f: Any) -> Any:
+    def copy_async(backend: Any, src: Any, dst: Any) -> Any:
+        return f(backend, backend, src, dst)
+
+    return copy_async
+
+
+ADAPTED: dict[str, Adapted] = {
+    "backend_sched_new": Adapted("ggml-python-0.0.31", "gained `bool parallel` (pipeline parallelism); called with false",
+                                 _extra_bools, _call_sched_new),
+    "backend_graph_compute": Adapted("ggml-python-0.0.30", "returns enum ggml_status; true is GGML_STATUS_SUCCESS",
+                                     _status_as_int, _call_graph_compute),
+    "soft_max_ext": Adapted("ggml-python-0.0.31", "gained ALiBi's `pos` tensor and `max_bias`; called with NULL and 0",
+                            _soft_max_extras, _call_soft_max_ext),
+    "backend_tensor_copy_async": Adapted("ggml-python-0.0.31", "takes the source's and the destination's backend; "
+                                         "called with the one backend as both", _second_backend, _call_copy_async),
+}
+
+
+@dataclass
+class Revision:
+    """What the version adapter did to our declarations for one build."""
+
+    protos: dict[str, Proto] = field(default_factory=dict)  # the target's, by name without prefix
+    adapted: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)  # dropped: the signature changed and no adapter knows it
+
+
+class HeaderReviser:
+    """The `revise` hook of external.make_cdef for one target's headers."""
+
+    def __init__(self, include_dir: Path, prefix: str) -> None:
+        names = HEADERS + tuple(h for h in OPTIONAL_HEADERS if (include_dir / h).is_file())
+        self.text = "\n".join((include_dir / h).read_text(encoding="utf-8", errors="replace") for h in names)
+        from ggspec.native.build import read_cdef
+
+        ours_text = rename(read_cdef(), prefix, set())
+        self.defs = {**typedefs(ours_text), **typedefs(self.text)}
+        self.prefix = prefix
+        self.revision = Revision()
+
+    def __call__(self, fn: str, stmt: str) -> str | None:
+        return revise_declaration(self, fn, stmt)
+
+
+def _same(a: tuple[tuple[str, ...], ...], b: tuple[tuple[str, ...], ...]) -> bool:
+    """Parameter lists that take the same arguments (`const` on a pointee makes no difference to a caller)."""
+    def strip(ps: tuple[tuple[str, ...], ...]) -> list[tuple[str, ...]]:
+        return [tuple(t for t in p if t != "const") for p in ps]
+
+    return strip(a) == strip(b)
+
+
+def _result_compatible(ours: tuple[str, ...], theirs: tuple[str, ...]) -> bool:
+    """Our result type reads theirs: the same, ours void (the result is ignored), or int for an enum."""
+    return ours == theirs or ours == ("void",) or (ours == ("int",) and theirs[:1] == ("enum",))
+
+
+def revise_declaration(r: HeaderReviser, fn: str, stmt: str) -> str | None:
+    """Keep our declaration of `fn`, take an adapted one, or drop it (see the module doc)."""
+    ours = prototype(stmt + ";" if not stmt.rstrip().endswith(";") else stmt, fn, r.defs)
+    theirs = prototype(r.text, fn, r.defs)
+    if ours is None or theirs is None:
+        return stmt  # not a plain declaration in their headers (a macro, ...): keep ours
+    short = fn.removeprefix(r.prefix)
+    r.revision.protos[short] = theirs
+    for name, alts in RENAMED.items():
+        if short in alts:
+            r.revision.protos[name] = theirs
+    if _same(ours.params, theirs.params) and _result_compatible(ours.result, theirs.result):
+        return stmt
+    adapted = ADAPTED.get(short)
+    decl = adapted.declare(ours, theirs) if adapted is not None else None
+    if decl is None:
+        r.revision.changed.append(short)
+        return None
+    r.revision.adapted.append(short)
+    return decl
+
+
+# --- the target --------------------------------------------------------------------------------
+
+
+class VersionedTarget(ExternalTarget):
+    """An external target whose calls go through the version adapter."""
+
+    def __init__(self, build: ExternalBuild, name: str, default_profile: Profile, types: TypeMap,
+                 rev: Revision, status_success: int) -> None:
+        self.types = types
+        self._protos = rev.protos
+        self._adapted = frozenset(rev.adapted)
+        self.status_success = status_success
+        self._typed = _typed_positions(build.prefix)
+        super().__init__(build, name, default_profile)
+
+    def proto(self, name: str) -> Proto:
+        try:
+            return self._protos[name]
+        except KeyError:
+            raise MissingSymbol(self.name, self.p + name) from None
+
+    def fn(self, name: str) -> Any:
+        f = super().fn(name)
+        if name in self._adapted:
+            f = ADAPTED[name].call(self, f)
+        typed = self._typed.get(name)
+        if typed is not None and not self.types.identity:
+            f = _translate_types(self.types, f, *typed)
+        return f
+
+    def tensor_info(self, t: Any) -> TensorInfo:
+        info = super().tensor_info(t)
+        return info if self.types.identity else replace(info, type=self.types.from_target(info.type))
+
+
+def _typed_positions(prefix: str) -> dict[str, tuple[tuple[int, ...], bool]]:
+    """Our functions (without prefix) -> (positions of `enum ggml_type` parameters, whether the
+    result is one), read from our cdef."""
+    from ggspec.native.build import read_cdef
+
+    cdef = rename(read_cdef(), prefix, set())
+    enum = ("enum", prefix + "type")
+    out: dict[str, tuple[tuple[int, ...], bool]] = {}
+    for stmt in statements(cdef):
+        fn = declared_function(stmt)
+        if fn is None or not fn.startswith(prefix):
+            continue
+        p = prototype(stmt if stmt.endswith(";") else stmt + ";", fn, {})
+        if p is None:
+            continue
+        where = tuple(i for i, q in enumerate(p.params) if q[-2:] == enum and "*" not in q)
+        if where or p.result[-2:] == enum:
+            out[fn.removeprefix(prefix)] = (where, p.result[-2:] == enum)
+    return out
+
+
+def _translate_types(types: TypeMap, f: Any, where: Sequence[int], result: bool) -> Any:
+    def call(*args: Any) -> Any:
+        args2 = [types.to_target(int(a)) if i in where else a for i, a in enumerate(args)]
+        out = f(*args2)
+        return types.from_target(int(out)) if result else out
+
+    return call
+
+
+def build_versioned(include_dir: Path, lib_path: Path, prefix: str, name: str,
+                    default_profile: Profile = Profile.FIXED) -> Callable[[], VersionedTarget]:
+    """Build (or reuse) the adapter module through the version adapter; a factory of targets."""
+    build = build_module(include_dir, lib_path, prefix, spellings, HeaderReviser(include_dir, prefix))
+    rev = revision(include_dir, prefix)  # the same decisions, also when the module came from the cache
+    types = TypeMap(our_types(), their_types(include_dir, prefix))
+    text = (include_dir / "ggml-backend.h").read_text(encoding="utf-8", errors="replace")
+    status = enum_values(text, prefix + "status").get(prefix.upper() + "STATUS_SUCCESS", 0)
+    install_quiet_gdb()
+
+    def factory() -> VersionedTarget:
+        return VersionedTarget(build, name, default_profile, types, rev, status)
+
+    return factory
+
+
+def revision(include_dir: Path, prefix: str = "ggml_") -> Revision:
+    """Which of our functions a target's headers adapt and which they changed (docs, tests)."""
+    from ggspec.native.build import read_cdef
+
+    reviser = HeaderReviser(include_dir, prefix)
+    for stmt in statements(rename(read_cdef(), prefix, set())):
+        fn = declared_function(stmt)
+        if fn is None or not fn.startswith(prefix):
+            continue
+        short = fn.removeprefix(prefix)
+        alt = next((a for a in spellings(short) if re.search(rf"\b{a}\s*\(", reviser.text)), None)
+        if prototype(reviser.text, fn, reviser.defs) is None and alt is not None:
+            revise_declaration(reviser, alt, stmt.replace(fn, alt, 1))
+        else:
+            revise_declaration(reviser, fn, stmt)
+    return reviser.revision

@@ -1,0 +1,133 @@
+"""Version adapters (conformance/adapters/versions.py) and the sdist targets' table
+(conformance/adapters/ggml_python.py): declarations read from C text, the decision taken for each
+drifted function, the type enum translated by name, and one clear line when an sdist is not there.
+Synthetic headers only: no download, no compiler."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ggspec.conformance.adapters import SDIST_TARGETS, TARGETS, default_profile
+from ggspec.conformance.adapters.ggml_python import SDISTS, CannotFetch, ensure_sdist_target, sdist_of
+from ggspec.conformance.adapters.versions import (
+    ADAPTED,
+    HeaderReviser,
+    TypeMap,
+    enum_values,
+    our_types,
+    prototype,
+    revise_declaration,
+    spellings,
+)
+from ggspec.reference.clauses import Profile
+
+HEADER = """
+#pragma once
+#ifdef __cplusplus
+extern "C" {
+#endif
+    typedef struct ggml_backend * ggml_backend_t;
+    enum ggml_status { GGML_STATUS_ALLOC_FAILED = -2, GGML_STATUS_FAILED = -1, GGML_STATUS_SUCCESS = 0 };
+    GGML_API ggml_backend_sched_t ggml_backend_sched_new(ggml_backend_t * backends, ggml_backend_buffer_type_t * bufts,
+                                                         int n_backends, size_t graph_size, bool parallel);
+    GGML_API enum ggml_status ggml_backend_graph_compute(ggml_backend_t backend, struct ggml_cgraph * cgraph);
+    GGML_API bool ggml_backend_sched_reserve(ggml_backend_sched_t sched, struct ggml_cgraph * measure_graph);
+    GGML_API ggml_gallocr_t ggml_gallocr_new(ggml_backend_buffer_type_t buft);  // the allocator rewrite
+    GGML_API bool ggml_get_no_alloc(struct ggml_context * ctx);
+    enum ggml_type {
+        GGML_TYPE_F32 = 0, GGML_TYPE_F16 = 1, GGML_TYPE_Q4_0 = 2,
+        // GGML_TYPE_Q4_2 = 4, removed
+        GGML_TYPE_IQ3_XXS = 18,
+        GGML_TYPE_I8,
+        GGML_TYPE_COUNT,
+    };
+#ifdef __cplusplus
+}
+#endif
+"""
+
+
+def test_prototype_drops_parameter_names_and_expands_typedefs() -> None:
+    defs = {"ggml_backend_t": ("struct", "ggml_backend", "*")}
+    p = prototype(HEADER, "ggml_backend_graph_compute", defs)
+    assert p is not None
+    assert p.result == ("enum", "ggml_status")
+    assert p.params == (("struct", "ggml_backend", "*"), ("struct", "ggml_cgraph", "*"))
+    assert p.text == "enum ggml_status ggml_backend_graph_compute(ggml_backend_t backend, struct ggml_cgraph * cgraph);"
+    assert prototype(HEADER, "ggml_no_such_function", defs) is None
+
+
+def test_enum_values_follow_implicit_increments_and_skip_comments() -> None:
+    types = enum_values(HEADER, "ggml_type")
+    assert types == {"GGML_TYPE_F32": 0, "GGML_TYPE_F16": 1, "GGML_TYPE_Q4_0": 2, "GGML_TYPE_IQ3_XXS": 18,
+                     "GGML_TYPE_I8": 19, "GGML_TYPE_COUNT": 20}
+    assert enum_values(HEADER, "ggml_status")["GGML_STATUS_SUCCESS"] == 0
+
+
+def test_type_map_translates_by_name_both_ways() -> None:
+    ours = our_types()
+    assert ours["I8"] == 18 and ours["I32"] == 20  # rc.8's numbering
+    theirs = {k: v for k, v in ours.items() if k not in ("I8", "I16", "I32", "COUNT")}
+    theirs.update(IQ3_XXS=18, I8=19, I16=20, I32=21, COUNT=22)
+    tm = TypeMap(ours, theirs)
+    assert not tm.identity
+    assert tm.to_target(ours["I32"]) == 21 and tm.from_target(21) == ours["I32"]
+    assert tm.to_target(ours["Q4_0"]) == theirs["Q4_0"]
+    assert tm.from_target(18) == 1018  # IQ3_XXS: no rc.8 number, kept apart from every rc.8 type
+    assert tm.to_target(99) == 99  # a bad type stays bad
+    assert TypeMap(ours, dict(ours)).identity
+
+
+def _reviser(tmp_path: Path) -> HeaderReviser:
+    (tmp_path / "ggml.h").write_text(HEADER)
+    for name in ("ggml-alloc.h", "ggml-backend.h", "ggml-backend-impl.h"):
+        (tmp_path / name).write_text("")
+    return HeaderReviser(tmp_path, "ggml_")
+
+
+def test_each_drift_is_adapted_kept_or_dropped(tmp_path: Path) -> None:
+    r = _reviser(tmp_path)
+    ours_new = ("ggml_backend_sched_t ggml_backend_sched_new(ggml_backend_t * backends, "
+                "ggml_backend_buffer_type_t * bufts, int n_backends, size_t graph_size);")
+    assert revise_declaration(r, "ggml_backend_sched_new", ours_new) == prototype(HEADER, "ggml_backend_sched_new",
+                                                                                 r.defs).text  # type: ignore[union-attr]
+    compute = revise_declaration(r, "ggml_backend_graph_compute",
+                                 "bool ggml_backend_graph_compute(ggml_backend_t backend, struct ggml_cgraph * cgraph);")
+    assert compute is not None and compute.startswith("int ggml_backend_graph_compute(")
+    void_reserve = "void ggml_backend_sched_reserve(ggml_backend_sched_t sched, struct ggml_cgraph * graph);"
+    assert revise_declaration(r, "ggml_backend_sched_reserve", void_reserve) == void_reserve  # result ignored
+    const_ctx = "bool ggml_get_no_alloc(const struct ggml_context * ctx);"
+    assert revise_declaration(r, "ggml_get_no_alloc", const_ctx) == const_ctx  # const pointee: same call
+    assert revise_declaration(r, "ggml_gallocr_new", "ggml_gallocr_t ggml_gallocr_new(void);") is None
+    assert r.revision.adapted == ["backend_sched_new", "backend_graph_compute"]
+    assert r.revision.changed == ["gallocr_new"]
+    assert r.revision.protos["backend_sched_init_measure"].result == ("bool",)  # found under its new name
+
+
+def test_renamed_functions_and_adapted_ones_are_named_once() -> None:
+    assert spellings("backend_sched_init_measure") == ["ggml_backend_sched_reserve"]
+    assert spellings("backend_sched_set_node_backend") == ["ggml_backend_sched_set_tensor_backend"]
+    assert spellings("backend_tensor_set") == []
+    assert set(ADAPTED) == {"backend_sched_new", "backend_graph_compute", "soft_max_ext", "backend_tensor_copy_async"}
+
+
+def test_sdist_table_is_pinned_and_registered() -> None:
+    assert list(SDISTS)[0] == "ggml-python-0.0.25" and "ggml-python-0.0.37" in SDISTS
+    assert "ggml-python-0.0.38" not in SDISTS  # the device API: another generation
+    for name, sd in SDISTS.items():
+        assert len(sd.sha256) == 64 and int(sd.sha256, 16) >= 0, name
+        assert name in TARGETS and name in SDIST_TARGETS
+    assert default_profile("llama-cpp-python-0.2.30") is Profile.RC8
+    assert default_profile("ggml-python-0.0.31") is Profile.FIXED
+    with pytest.raises(ValueError, match="unknown sdist target"):
+        sdist_of("ggml-python-0.0.99")
+
+
+def test_missing_offline_copy_is_one_clear_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GGSPEC_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("GGSPEC_SDIST_DIR", str(tmp_path / "empty"))
+    with pytest.raises(CannotFetch) as info:
+        ensure_sdist_target("ggml-python-0.0.30")
+    message = str(info.value)
+    assert "\n" not in message and "ggml_python-0.0.30.tar.gz" in message and "is not a file" in message
