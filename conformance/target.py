@@ -188,6 +188,14 @@ class Target(Protocol):
 
     # buffers
     def buffer_init_without_get_base(self, size: int) -> Handle: ...
+    def buffer_counting_frees(self, size: int) -> Handle:
+        """A CPU buffer of `size` bytes whose free_buffer entry counts its calls, then frees."""
+        raise MissingSymbol(getattr(self, "name", "target"), "a counting free_buffer entry")
+
+    def buffer_free_calls(self, buf: Handle) -> int:
+        """How often the free_buffer entry of a `buffer_counting_frees` buffer ran (also after it is freed)."""
+        raise MissingSymbol(getattr(self, "name", "target"), "a counting free_buffer entry")
+
     def buffer_name(self, buf: Handle) -> str: ...
     def buffer_free(self, buf: Handle | None) -> None: ...
     def buffer_get_base(self, buf: Handle) -> int: ...

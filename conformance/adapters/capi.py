@@ -192,6 +192,24 @@ class CApiTarget:
         iface.get_base = self.ffi.NULL
         return self.fn("backend_buffer_init")(cpu, iface[0], self.ffi.NULL, size)
 
+    def buffer_counting_frees(self, size: int) -> Any:
+        buf = self.buft_alloc_buffer(self.cpu_buffer_type(), size)
+        real_free, key = buf.iface.free_buffer, self._addr(buf)
+        calls = self.__dict__.setdefault("_free_calls", {})
+        calls[key] = 0
+
+        def counted(b: Any) -> None:
+            calls[key] += 1
+            real_free(b)
+
+        cb = self.ffi.callback(self.ffi.typeof(real_free), counted)
+        self._keep.append(cb)
+        buf.iface.free_buffer = cb
+        return buf
+
+    def buffer_free_calls(self, buf: Any) -> int:
+        return int(self.__dict__.get("_free_calls", {})[self._addr(buf)])
+
     def buffer_name(self, buf: Any) -> str:
         return str(self.ffi.string(self.fn("backend_buffer_name")(buf)).decode())
 

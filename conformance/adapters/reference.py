@@ -122,6 +122,24 @@ class ReferenceTarget:
         BF.buffer_free(probe)
         return BF.buffer_init(self.world, base, iface, None, size)
 
+    def buffer_counting_frees(self, size: int) -> Buffer:
+        buf = BF.buft_alloc_buffer(cpu.cpu_buffer_type(self.world), size)
+        real_free = buf.iface.free_buffer
+        self._free_calls: dict[int, int] = getattr(self, "_free_calls", {})
+        calls, key = self._free_calls, id(buf)
+        calls[key] = 0
+
+        def counted(b: Buffer) -> None:
+            calls[key] += 1
+            if real_free is not None:
+                real_free(b)
+
+        buf.iface = BufferInterface(**{**buf.iface.__dict__, "free_buffer": counted})
+        return buf
+
+    def buffer_free_calls(self, buf: Buffer) -> int:
+        return self._free_calls[id(buf)]
+
     def buffer_name(self, buf: Buffer) -> str:
         return BF.buffer_name(buf)
 

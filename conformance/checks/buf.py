@@ -52,6 +52,20 @@ def _buffers_and_order(draw: st.DrawFn) -> tuple[list[tuple[BufferSource, int, i
     return made, draw(st.permutations(range(len(made))), label="free order")
 
 
+@check("BUF-4", size=st.sampled_from([0, 1, 64, 4096]), others=st.integers(0, 2))
+def free_calls_the_free_entry_once(t: Target, rec: Recorder, size: int, others: int) -> None:
+    """buffer_free releases through the buffer's own free_buffer entry exactly once (a CPU
+    buffer whose entry counts its calls, beside `others` plain buffers freed first); free(NULL)
+    calls nothing."""
+    buf = t.buffer_counting_frees(size)
+    t.buffer_free(None)
+    for _ in range(others):
+        t.buffer_free(t.buft_alloc_buffer(t.cpu_buffer_type(), 16))
+    rec("free_buffer calls before buffer_free", t.buffer_free_calls(buf))
+    t.buffer_free(buf)
+    rec("free_buffer calls after buffer_free", t.buffer_free_calls(buf))
+
+
 @check("BUF-4", plan=_buffers_and_order())
 def free_releases_one_buffer(t: Target, rec: Recorder, plan: tuple[list[tuple[BufferSource, int, int]], list[int]]) -> None:
     """free(NULL) does nothing; freeing a buffer leaves every other buffer's bytes alone, and
