@@ -22,14 +22,14 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from ggspec.conformance import sitegen
+from ggspec.conformance import sitegen, versions
 from ggspec.reference.clauses import catalogue
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 
 #: pages every build writes (under docs/ of the staged tree)
-GENERATED = ("traceability.md", "errata.md", "changes.md", "limits.md")
+GENERATED = ("traceability.md", "errata.md", "changes.md", "limits.md", "versions.md")
 
 
 def stage(source: Path, reports: list[sitegen.Report]) -> None:
@@ -53,6 +53,7 @@ def stage(source: Path, reports: list[sitegen.Report]) -> None:
         "errata.md": sitegen.errata_page(reports),
         "changes.md": sitegen.changes_page(),
         "limits.md": sitegen.limits_page(),
+        "versions.md": versions.page_from(DOCS / "data" / "versions-compare.json"),  # conformance/versions.py
     }
     for name, text in pages.items():
         (docs / name).write_text(text, encoding="utf-8")

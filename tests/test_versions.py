@@ -131,3 +131,52 @@ def test_missing_offline_copy_is_one_clear_line(tmp_path: Path, monkeypatch: pyt
         ensure_sdist_target("ggml-python-0.0.30")
     message = str(info.value)
     assert "\n" not in message and "ggml_python-0.0.30.tar.gz" in message and "is not a file" in message
+
+
+def _compare_report() -> dict[str, object]:
+    def col(label: str, target: str, profile: str) -> dict[str, object]:
+        return {"label": label, "target": target, "profile": profile, "summary": {"pass": 1, "fail": 1},
+                "seconds": 1.0, "target_description": {"kind": target}}
+
+    return {
+        "seed": 7, "examples": 3, "started": "2026-12-01T12:00:00+00:00", "seconds": 3.0,
+        "columns": [col("rc8@rc8", "rc8", "rc8"), col("llama-cpp-python-0.2.30@rc8", "llama-cpp-python-0.2.30", "rc8"),
+                    col("ggml-python-0.0.25@fixed", "ggml-python-0.0.25", "fixed"),
+                    col("ggml-python-0.0.26@fixed", "ggml-python-0.0.26", "fixed")],
+        "clauses": [
+            {"id": "BUF-1", "title": "init", "statuses": {"rc8@rc8": "pass", "llama-cpp-python-0.2.30@rc8": "pass",
+                                                          "ggml-python-0.0.25@fixed": "pass",
+                                                          "ggml-python-0.0.26@fixed": "fail"},
+             "details": {"ggml-python-0.0.26@fixed": "expected an abort | finished normally"}},
+            {"id": "CORE-1", "title": "types", "statuses": {"rc8@rc8": "pass", "llama-cpp-python-0.2.30@rc8": "pass",
+                                                            "ggml-python-0.0.25@fixed": "pass",
+                                                            "ggml-python-0.0.26@fixed": "pass"}, "details": {}},
+            {"id": "SCHED-27", "title": "eval", "statuses": {"rc8@rc8": "pass", "llama-cpp-python-0.2.30@rc8": "fail",
+                                                             "ggml-python-0.0.25@fixed": "unsupported",
+                                                             "ggml-python-0.0.26@fixed": "pass"},
+             "details": {"llama-cpp-python-0.2.30@rc8": "differs", "ggml-python-0.0.25@fixed": "lacks it"}},
+        ],
+    }
+
+
+def test_versions_page_names_the_first_differing_version() -> None:
+    from ggspec.conformance.versions import page
+
+    text = page(_compare_report())  # type: ignore[arg-type]
+    rows = [ln for ln in text.splitlines() if ln.startswith("| BUF-1 ") or ln.startswith("| SCHED-27 ")]
+    assert rows[0].startswith("| BUF-1 | pass | 0.0.26: **FAIL** | pass | **FAIL** |")
+    assert rows[1].startswith("| SCHED-27 | pass | 0.0.25: unsup |")
+    assert "| CORE-1 " not in text  # the same everywhere: no row
+    assert "first in **ggml-python-0.0.26**: expected an abort \\| finished normally" in text
+    assert "## llama-cpp-python-0.2.30@rc8 against rc.8" in text and "**SCHED-27** (eval): rc.8 pass" in text
+    assert "0.4.0-rc.9" in text and "out of scope" in text
+
+
+def test_versions_command_is_one_line_on_a_bad_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ggspec.conformance.versions import main
+
+    bad = tmp_path / "c.json"
+    bad.write_text('{"columns": []}')
+    assert main(["--json", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no rc8 column" in err
