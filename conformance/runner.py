@@ -53,6 +53,7 @@ def load_checks() -> dict[str, Check]:
     for mod in pkgutil.iter_modules(checks_pkg.__path__):
         importlib.import_module(f"{checks_pkg.__name__}.{mod.name}")
     importlib.import_module(f"{__package__}.stateful")  # registers the state-machine checks
+    importlib.import_module(f"{__package__}.sched_machine")
     return CHECKS
 
 
@@ -129,6 +130,9 @@ def _hypothesis_test(chk: Check, cfg: RunConfig, counter: list[int]) -> Callable
 
     for args in reversed(chk.examples):  # the check's deterministic examples, run under every seed
         test = example(args=args)(test)
+    # hypothesis keys its (unused: database=None) example database by a digest of the test's
+    # source, tokenized anew in every worker: the check's name is key enough
+    test._hypothesis_internal_database_key = chk.name.encode()  # type: ignore[attr-defined]
     return seed(cfg.seed)(test)
 
 
