@@ -125,7 +125,8 @@ def _hypothesis_test(chk: Check, cfg: RunConfig, counter: list[int]) -> Callable
                 ubseen.merge(_UB_SEEN, *seen)
         except ErratumDifference as exc:  # explained: blamed on the erratum, the run goes on
             if exc.clause_id not in _ERRATA_SEEN:
-                _ERRATA_SEEN[exc.clause_id] = ("crash" if exc.crashed else "fail", str(exc) + _c_reproducer(exc, cfg))
+                _ERRATA_SEEN[exc.clause_id] = ("crash" if exc.crashed else "fail",
+                                                str(exc) + _c_reproducer(exc, cfg) + _vector(exc, cfg))
 
     for args in reversed(chk.examples):  # the check's deterministic examples, run under every seed
         test = example(args=args)(test)
@@ -182,7 +183,7 @@ def run_check_here(chk: Check, cfg: RunConfig) -> CheckResult:
         else:
             _hypothesis_test(chk, cfg, counter)()
     except AssertionError as exc:
-        detail = str(exc) + _c_reproducer(exc, cfg)
+        detail = str(exc) + _c_reproducer(exc, cfg) + _vector(exc, cfg)
         status = "crash" if getattr(exc, "crashed", False) else "fail"
         return CheckResult(chk.name, chk.clauses, status, counter[0], detail, time.monotonic() - start)
     except ExampleTimeout as exc:  # a hang is not shrunk: the first one is the verdict
@@ -204,6 +205,16 @@ def _c_reproducer(exc: BaseException, cfg: RunConfig) -> str:
     isolate.beat(3 * example_limit() + GRACE, "writing a C reproducer")  # it runs the example again, traced
 
     return note_for(exc, Path(cfg.repro_dir) if cfg.repro_dir else None)
+
+
+def _vector(exc: BaseException, cfg: RunConfig) -> str:
+    """For a failing example that fits a graph vector: the path it was saved to (conformance/vectors.py),
+    when the run writes reproducer files."""
+    if not (cfg.c_reproducers or cfg.repro_dir):
+        return ""
+    from .vectors import note_for
+
+    return note_for(exc, cfg.repro_dir, cfg.seed)
 
 
 #: what ErratumDifference blamed on erratum clauses while this worker ran its check
