@@ -230,13 +230,18 @@ class Report:
 
     label: str
     status: dict[str, str]
+    #: undefined-behaviour point → (confirmed | not observed | not reached, how): what the target
+    #: did where the reference stopped at undefined behaviour (conformance/ubseen.py)
+    ub: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @staticmethod
     def load(path: Path) -> Report:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             status = {str(c["id"]): str(c["status"]) for c in data["clauses"]}
-            return Report(f"{data['target']}@{data['profile']}", status)
+            ub = {str(k): (str(v.get("status", "")), str(v.get("detail", "")))
+                  for k, v in (data.get("undefined_behaviour") or {}).items()}
+            return Report(f"{data['target']}@{data['profile']}", status, ub)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"{path}: not a ggspec report ({exc})") from None
 
@@ -296,7 +301,8 @@ _SEEN_KEYS = ("observed", "confirmed", "rc8 observed", "seen")
 
 def seen_on_rc8(c: ClauseText) -> str:
     """What the spec records about rc.8 actually misbehaving: a head key (`observed: confirmed`
-    or `not observed`) where the clause has one, else what the erratum's prose says."""
+    or `not observed`) where the clause has one, else what the erratum's prose says (a report
+    of an rc8 run, where given, says more: `errata_page`)."""
     for key in _SEEN_KEYS:
         if key in c.keys:
             return c.keys[key]
@@ -332,7 +338,12 @@ def errata_page(reports: list[Report]) -> str:
             f"- **rc.8 seen to misbehave**: {seen_on_rc8(c)}",
         ]
         for r in rc8:
-            lines.append(f"- **{r.label} report**: {r.status.get(c.id, 'not in report')}")
+            lines.append(f"- **{r.label} report**: clause {r.status.get(c.id, 'not in report')}")
+            if c.id in r.ub:
+                verdict, how = r.ub[c.id]
+                lines.append(f"- **undefined behaviour on {r.label}**: {verdict}{f' ({_cell(how)})' if how else ''}")
+        if not rc8:
+            lines.append("- **rc8 report**: no report given to the build")
         lines += ["", "**rc.8's behaviour.** " + (c.notes.get("Erratum") or "(the clause has no Erratum paragraph)"), ""]
     return "\n".join(lines)
 

@@ -46,7 +46,8 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     files = []
     for target, profile, status in (("native", "fixed", "pass"), ("rc8", "rc8", "fail")):
         data = {"target": target, "profile": profile, "size": "dev", "seed": 1,
-                "clauses": [{"id": cid, "status": status if i % 2 == 0 else "uncovered"} for i, cid in enumerate(ids)]}
+                "clauses": [{"id": cid, "status": status if i % 2 == 0 else "uncovered"} for i, cid in enumerate(ids)],
+                "undefined_behaviour": {"TDATA-4": {"status": "confirmed", "detail": "tdata.views: the target crashed"}}}
         f = out / f"{target}.json"
         f.write_text(json.dumps(data), encoding="utf-8")
         files.append(f)
@@ -132,6 +133,8 @@ def test_errata_changes_limits_cover_the_spec(site: Path) -> None:
     for cid, c in texts.items():
         assert (f"{cid}: {c.title}" in errata) == ("erratum" in c.keys), cid
     assert f"{sum('erratum' in c.keys for c in texts.values())} errata." in errata
+    flat = " ".join("".join(page(site, "docs/errata.html").text).split())
+    assert "undefined behaviour on rc8@rc8: confirmed (tdata.views: the target crashed)" in flat
     changes = " ".join(" ".join(page(site, "docs/changes.html").text).split())
     notes = [(cid, label) for cid, c in texts.items() for label in c.notes if label.startswith("Changed")]
     assert notes and all(cid in changes for cid, _ in notes)
