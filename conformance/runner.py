@@ -53,6 +53,7 @@ def load_checks() -> dict[str, Check]:
     for mod in pkgutil.iter_modules(checks_pkg.__path__):
         importlib.import_module(f"{checks_pkg.__name__}.{mod.name}")
     importlib.import_module(f"{__package__}.stateful")  # registers the state-machine checks
+    importlib.import_module(f"{__package__}.sched_machine")
     return CHECKS
 
 
