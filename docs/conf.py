@@ -29,7 +29,7 @@ html_theme = "alabaster"
 html_title = "ggspec: the ggml-backend specification"
 html_static_path = ["_static"]
 html_css_files = ["ggspec.css"]
-html_theme_options = {"page_width": "1240px", "sidebar_width": "230px"}
+html_theme_options = {"page_width": "1400px", "sidebar_width": "230px", "body_max_width": "none"}
 # spec/ writes every clause head as ### (its machine-readable format, reference/clauses.py), also
 # where a chapter has no ## section above it: that jump is by design
 suppress_warnings = ["myst.header", "ref.python"]
