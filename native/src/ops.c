@@ -1333,55 +1333,16 @@ struct ggspec_cplan ggspec_graph_plan(const struct ggspec_cgraph * cgraph, int n
     return plan;
 }
 
-struct compute_shared {
-    struct ggspec_cgraph *      graph;
+/* one node's share for thread ith of nth (a pool job: shares never wait for each other) */
+struct node_job {
+    struct ggspec_tensor *      node;
     const struct ggspec_cplan * plan;
-    int                         n_threads; /* the plan's, or 1 for a small graph */
-    struct ggspec_barrier       barrier;
-    volatile bool               stop; /* written by thread 0 between two barriers */
+    int                         n_tasks;
 };
 
-/* whether computing the node starts with an init phase (MUL_MAT converting b) */
-static bool has_init(const struct ggspec_tensor * node) {
-    return node->op == GGSPEC_OP_MUL_MAT && node->src[1]->type != ggspec_vec_dot_type(node->src[0]->type);
-}
-
-/*
- * Every thread walks all nodes. For each node, thread 0 checks the abort callback and runs
- * the init phase, all wait (when there is a callback or an init phase), the threads below
- * n_tasks compute their share, all wait again (between nodes).
- */
-static void compute_thread(void * arg, int ith) {
-    struct compute_shared * s = arg;
-    const int nth_all = s->n_threads;
-
-    const int n_nodes = s->graph->n_nodes;
-    for (int i = 0; i < n_nodes; i++) {
-        struct ggspec_tensor * node = s->graph->nodes[i];
-        /* thread 0's step before the node; the others wait for it only if it does something */
-        const bool first_step = s->plan->abort_callback != NULL || has_init(node);
-        if (ith == 0) {
-            if (s->plan->abort_callback != NULL && s->plan->abort_callback(s->plan->abort_callback_data)) {
-                s->stop = true;
-            } else {
-                ggspec_internal_compute_init(node, s->plan->work_data, s->plan->work_size);
-            }
-        }
-        if (nth_all > 1 && first_step) {
-            ggspec_internal_barrier_wait(&s->barrier);
-        }
-        if (s->stop) {
-            break;
-        }
-        const int n_tasks = ggspec_internal_n_tasks(node, nth_all);
-        if (ith < n_tasks) {
-            ggspec_internal_compute(node, ith, n_tasks, s->plan->work_data, s->plan->work_size);
-        }
-        /* after the last node, the pool's own wait for all threads is the barrier */
-        if (nth_all > 1 && i + 1 < n_nodes) {
-            ggspec_internal_barrier_wait(&s->barrier);
-        }
-    }
+static void compute_share(void * arg, int ith) {
+    const struct node_job * job = arg;
+    ggspec_internal_compute(job->node, ith, job->n_tasks, job->plan->work_data, job->plan->work_size);
 }
 
 /*
@@ -1402,6 +1363,11 @@ static bool graph_is_small(const struct ggspec_cgraph * cgraph) {
     return work < (double)SMALL_GRAPH_WORK;
 }
 
+/*
+ * The nodes in order, on the calling thread: the abort callback, the node's init phase, then
+ * its n_tasks shares as one job of the CPU backend's thread pool (threads.h), which returns
+ * when all shares are done; that return is the barrier between two nodes.
+ */
 int ggspec_graph_compute(struct ggspec_cgraph * cgraph, struct ggspec_cplan * cplan) {
     GGSPEC_ASSERT(cplan != NULL, "cplan");
     GGSPEC_ASSERT(cplan->n_threads > 0, "cplan->n_threads > 0");
@@ -1410,12 +1376,18 @@ int ggspec_graph_compute(struct ggspec_cgraph * cgraph, struct ggspec_cplan * cp
     }
 
     const int n = graph_is_small(cgraph) ? 1 : cplan->n_threads;
-    struct compute_shared shared = { .graph = cgraph, .plan = cplan, .n_threads = n, .stop = false };
-    ggspec_internal_barrier_init(&shared.barrier, n);
-    /* thread 0 is the caller; the others come from the CPU backend's pool (threads.h) */
-    ggspec_internal_run_parallel(n, compute_thread, &shared);
-    ggspec_internal_barrier_destroy(&shared.barrier);
+    bool stopped = false;
+    for (int i = 0; i < cgraph->n_nodes; i++) {
+        struct ggspec_tensor * node = cgraph->nodes[i];
+        if (cplan->abort_callback != NULL && cplan->abort_callback(cplan->abort_callback_data)) {
+            stopped = true;
+            break;
+        }
+        ggspec_internal_compute_init(node, cplan->work_data, cplan->work_size);
+        struct node_job job = { .node = node, .plan = cplan, .n_tasks = ggspec_internal_n_tasks(node, n) };
+        ggspec_internal_run_parallel(job.n_tasks, compute_share, &job);
+    }
 
     cgraph->perf_runs++;
-    return shared.stop ? GGSPEC_EXIT_ABORTED : GGSPEC_EXIT_SUCCESS;
+    return stopped ? GGSPEC_EXIT_ABORTED : GGSPEC_EXIT_SUCCESS;
 }

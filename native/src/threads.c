@@ -1,10 +1,12 @@
 /*
- * threads.c - the worker pool and the spin-then-block barrier (threads.h).
+ * threads.c - the CPU backend's worker pool (threads.h).
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include "threads.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
@@ -52,46 +54,6 @@ static void cpu_relax(void) {
 #endif
 }
 
-/* the barrier */
-
-void ggspec_internal_barrier_init(struct ggspec_barrier * b, int n) {
-    b->n = n;
-    atomic_init(&b->arrived, 0);
-    atomic_init(&b->phase, 0u);
-    pthread_mutex_init(&b->mutex, NULL);
-    pthread_cond_init(&b->cond, NULL);
-}
-
-void ggspec_internal_barrier_destroy(struct ggspec_barrier * b) {
-    pthread_mutex_destroy(&b->mutex);
-    pthread_cond_destroy(&b->cond);
-}
-
-void ggspec_internal_barrier_wait(struct ggspec_barrier * b) {
-    const unsigned phase = atomic_load(&b->phase);
-    if (atomic_fetch_add(&b->arrived, 1) == b->n - 1) {
-        /* the last to arrive opens the next phase (arrived is reset before anyone can leave) */
-        atomic_store(&b->arrived, 0);
-        pthread_mutex_lock(&b->mutex);
-        atomic_fetch_add(&b->phase, 1u);
-        pthread_cond_broadcast(&b->cond);
-        pthread_mutex_unlock(&b->mutex);
-        return;
-    }
-    struct spin sp;
-    spin_init(&sp);
-    while (spinning(&sp)) {
-        if (atomic_load(&b->phase) != phase) {
-            return;
-        }
-    }
-    pthread_mutex_lock(&b->mutex);
-    while (atomic_load(&b->phase) == phase) {
-        pthread_cond_wait(&b->cond, &b->mutex);
-    }
-    pthread_mutex_unlock(&b->mutex);
-}
-
 /* the pool */
 
 struct pool {
@@ -102,7 +64,9 @@ struct pool {
     _Atomic uint64_t job;
     void         (*task)(void *, int);
     void *          arg;
-    atomic_int      pending;    /* workers of the current job still running it */
+    atomic_int      pending;    /* shares 1 .. n-1 of the current job not yet done */
+    /* share i is free to take while open[i] holds the current job word; taking it stores 0 */
+    _Atomic uint64_t open[POOL_MAX_WORKERS + 1];
     pthread_mutex_t mutex;
     pthread_cond_t  start;      /* job changed */
     pthread_cond_t  done;       /* pending reached 0 */
@@ -113,6 +77,14 @@ struct worker {
     int           ith;
     uint64_t      seen; /* the job word when it was started: it waits for the next one */
 };
+
+static void share_done(struct pool * p) {
+    if (atomic_fetch_sub(&p->pending, 1) == 1) {
+        pthread_mutex_lock(&p->mutex);
+        pthread_cond_signal(&p->done);
+        pthread_mutex_unlock(&p->mutex);
+    }
+}
 
 static void * worker_main(void * arg) {
     struct worker * w = arg;
@@ -136,16 +108,13 @@ static void * worker_main(void * arg) {
             pthread_mutex_unlock(&p->mutex);
         }
         seen = job;
-        /* a thread not in this job reads nothing else of it: task and arg may already be the next job's */
-        if (ith >= (int)(uint32_t)job) {
-            continue;
+        /* only a thread that takes its share reads task and arg: they may already be a later job's */
+        uint64_t expected = job;
+        if (ith >= (int)(uint32_t)job || !atomic_compare_exchange_strong(&p->open[ith], &expected, (uint64_t)0)) {
+            continue; /* not in this job, or the caller took the share (this thread came late) */
         }
         p->task(p->arg, ith);
-        if (atomic_fetch_sub(&p->pending, 1) == 1) {
-            pthread_mutex_lock(&p->mutex);
-            pthread_cond_signal(&p->done);
-            pthread_mutex_unlock(&p->mutex);
-        }
+        share_done(p);
     }
     return NULL;
 }
@@ -229,13 +198,28 @@ static void run_pooled(struct pool * p, int n, void (*task)(void *, int), void *
     p->task = task;
     p->arg  = arg;
     atomic_store(&p->pending, n - 1);
-    const uint64_t seq = (atomic_load(&p->job) >> 32) + 1;
+    const uint64_t job = (((atomic_load(&p->job) >> 32) + 1) << 32) | (uint32_t)n;
+    for (int i = 1; i < n; i++) {
+        atomic_store(&p->open[i], job);
+    }
     pthread_mutex_lock(&p->mutex);
-    atomic_store(&p->job, (seq << 32) | (uint32_t)n);
+    atomic_store(&p->job, job);
     pthread_cond_broadcast(&p->start);
     pthread_mutex_unlock(&p->mutex);
 
     task(arg, 0);
+    /*
+     * Shares no worker has taken yet are done here: on a loaded machine a worker may not get a
+     * CPU for a scheduler slice, and the job need not wait for it (a share computes the same
+     * bits on any thread).
+     */
+    for (int i = 1; i < n; i++) {
+        uint64_t expected = job;
+        if (atomic_compare_exchange_strong(&p->open[i], &expected, (uint64_t)0)) {
+            task(arg, i);
+            share_done(p);
+        }
+    }
 
     struct spin sp;
     spin_init(&sp);
