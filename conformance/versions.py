@@ -1,7 +1,7 @@
 """The page "What changed in ggml-backend, version by version", made from a `ggspec compare --json`
 report over rc.8 and later builds of the same API generation:
 
-    ggspec compare rc8 llama-cpp-python-0.2.30 ggml-python-0.0.25 ggml-python-0.0.26 ... \\
+    ggspec compare rc8 llama-cpp-python-0.2.30@rc8 ggml-python-0.0.25@rc8 ggml-python-0.0.26@rc8 ... \\
         --max-examples 3 --seed 20261130 --no-gate --json docs/data/versions-compare.json
     python -m ggspec.conformance.versions --json docs/data/versions-compare.json > versions.md
 
@@ -48,8 +48,10 @@ function from each build's own headers (conformance/adapters/versions.py): the t
 (the allocators rewritten in 0.0.27, the scheduler's `get_tallocr`/`get_buffer`) makes the
 checks that need it `unsupported`: an API change, listed, not a behaviour change.
 
-Each difference is explained in its clause as a **Changed after rc.8** note (spec/*.md) and in
-the target's known-failures file (conformance/known/<target>.toml), so each target's own
+Every column is held to profile `rc8` (`TARGET@rc8`), so an erratum a version still has counts as
+rc.8's behaviour and one it fixed shows as a difference. Each difference is explained in its
+clause as a **Changed after rc.8** note (spec/*.md) and in the target's known-failures file
+(conformance/known/<target>.toml), so each target's own
 `ggspec check` exits 0.
 
 Regenerate (the compare takes a few minutes a column on two cores):

@@ -180,3 +180,26 @@ def test_versions_command_is_one_line_on_a_bad_file(tmp_path: Path, capsys: pyte
     assert main(["--json", str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "no rc8 column" in err
+
+
+def test_struct_members_the_target_lacks_or_retypes_are_left_out(tmp_path: Path) -> None:
+    from ggspec.conformance.adapters.versions import revise_struct
+
+    (tmp_path / "ggml.h").write_text("""
+        struct ggml_tensor { enum ggml_type type; int32_t flags; void * data; char name[64]; };
+        struct ggml_backend_i { enum ggml_status (*GGML_CALL graph_compute)(ggml_backend_t backend, struct ggml_cgraph * g);
+                                void (*GGML_CALL synchronize)(ggml_backend_t backend); };
+    """)
+    for name in ("ggml-alloc.h", "ggml-backend.h", "ggml-backend-impl.h"):
+        (tmp_path / name).write_text("")
+    r = HeaderReviser(tmp_path, "ggml_")
+    ours = "struct ggml_tensor {\n    enum ggml_type type;\n    bool is_param;\n    void * data;\n    char name[64];\n};"
+    out = revise_struct(r, ours)
+    assert "is_param" not in out and "void * data;" in out and "char name[64];" in out and out.rstrip().endswith("...;\n};")
+    iface = ("struct ggml_backend_i {\n    bool (*graph_compute)(ggml_backend_t backend, struct ggml_cgraph * cgraph);\n"
+             "    void (*synchronize)(ggml_backend_t backend);\n};")
+    out = revise_struct(r, iface)
+    assert "graph_compute" not in out and "synchronize" in out
+    assert r.revision.fields == ["ggml_tensor.is_param", "ggml_backend_i.graph_compute"]
+    same = "struct ggml_tensor {\n    enum ggml_type type;\n    int32_t flags;\n    void * data;\n    char name[64];\n};"
+    assert revise_struct(r, same) == same

@@ -189,8 +189,8 @@ ggspec_type_traits_t ggspec_internal_get_type_traits(enum ggspec_type type);
 
 #: other spellings of a function, given our name without prefix (see build_external)
 Spellings = Callable[[str], Sequence[str]]
-#: a version adapter's say on each function declaration kept (see versions.py): given the
-#: function's name and our declaration, the declaration to compile instead, or None to drop it
+#: a version adapter's say on each declaration kept (see versions.py): given the function's name
+#: ("" for another statement) and our declaration, the one to compile instead, or None to drop it
 Revise = Callable[[str, str], str | None]
 
 
@@ -232,6 +232,8 @@ def make_cdef(headers_text: str, exported: Callable[[str], bool], prefix: str,
                     dropped.append(fn)
                     continue
                 stmt = revised
+        elif fn is None and revise is not None:
+            stmt = revise("", stmt) or stmt  # a struct's fields, say
         macro = defined_macro(stmt)
         if macro is not None and re.search(rf"#\s*define\s+{re.escape(macro)}\b", headers_text) is None:
             dropped.append(macro)

@@ -201,16 +201,18 @@ class TypeMap:
         return 1000 + value
 
 
-def our_types() -> dict[str, int]:
+def our_types(enum: str = "type") -> dict[str, int]:
+    """rc.8's `enum ggml_<enum>` (type, op) as our cdef numbers it: constant name without prefix -> value."""
     from ggspec.native.build import read_cdef
 
-    return {k.removeprefix("GGSPEC_TYPE_"): v for k, v in enum_values(read_cdef(), "ggspec_type").items()}
+    upper = f"GGSPEC_{enum.upper()}_"
+    return {k.removeprefix(upper): v for k, v in enum_values(read_cdef(), f"ggspec_{enum}").items()}
 
 
-def their_types(include_dir: Path, prefix: str) -> dict[str, int]:
-    upper = prefix.upper() + "TYPE_"
+def their_types(include_dir: Path, prefix: str, enum: str = "type") -> dict[str, int]:
+    upper = f"{prefix.upper()}{enum.upper()}_"
     text = (include_dir / "ggml.h").read_text(encoding="utf-8", errors="replace")
-    return {k.removeprefix(upper): v for k, v in enum_values(text, prefix + "type").items()}
+    return {k.removeprefix(upper): v for k, v in enum_values(text, prefix + enum).items()}
 
 
 # --- the one place per function ----------------------------------------------------------------
@@ -313,6 +315,7 @@ class Revision:
     protos: dict[str, Proto] = field(default_factory=dict)  # the target's, by name without prefix
     adapted: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)  # dropped: the signature changed and no adapter knows it
+    fields: list[str] = field(default_factory=list)  # struct members the target lacks or declares otherwise
 
 
 class HeaderReviser:
@@ -345,8 +348,66 @@ def _result_compatible(ours: tuple[str, ...], theirs: tuple[str, ...]) -> bool:
     return ours == theirs or ours == ("void",) or (ours == ("int",) and theirs[:1] == ("enum",))
 
 
+def _members(body: str, defs: dict[str, tuple[str, ...]]) -> dict[str, tuple[Any, ...]]:
+    """A struct body's members: name -> its normalised type (function pointers by prototype)."""
+    out: dict[str, tuple[Any, ...]] = {}
+    for member in _clean(body).split(";"):
+        member = " ".join(w for w in re.sub(r"(\w+)", r" \1 ", member).split() if w not in _NOISE)
+        if not member or member == "...":
+            continue
+        fp = re.match(r"(.*?)\(\s*\*\s*(\w+)\s*\)\s*\((.*)\)$", member)
+        if fp is not None:
+            p = prototype(f"{fp.group(1)} {fp.group(2)}({fp.group(3)});", fp.group(2), defs)
+            if p is not None:
+                out[fp.group(2)] = ("fn", p.result, tuple(tuple(t for t in q if t != "const") for q in p.params))
+            continue
+        m = re.match(r"(.*?)\b(\w+)\s*((?:\[[^\]]*\])*)$", member)
+        if m is not None:
+            out[m.group(2)] = ("var", _tokens(m.group(1), defs), bool(m.group(3)))
+    return out
+
+
+def _struct_body(text: str, name: str) -> str | None:
+    m = re.search(rf"\bstruct\s+{re.escape(name)}\s*\{{", _clean(text))
+    if m is None:
+        return None
+    clean = _clean(text)
+    depth, i = 1, m.end()
+    while i < len(clean) and depth:
+        depth += {"{": 1, "}": -1}.get(clean[i], 0)
+        i += 1
+    return clean[m.end():i - 1]
+
+
+def revise_struct(r: HeaderReviser, stmt: str) -> str:
+    """Our definition of a struct the target also defines, without the members it lacks or
+    declares otherwise, and open (`...;`) so that the target's layout is the one used."""
+    m = re.match(r"\s*struct\s+(\w+)\s*\{(.*)\}\s*;?\s*$", stmt, re.S)
+    if m is None:
+        return stmt
+    theirs_body = _struct_body(r.text, m.group(1))
+    if theirs_body is None:
+        return stmt
+    ours, theirs = _members(m.group(2), r.defs), _members(theirs_body, r.defs)
+    if ours == theirs:
+        return stmt
+    keep = []
+    for member in _clean(m.group(2)).split(";"):
+        one = " ".join(member.split())
+        if not one or one == "...":
+            continue
+        name = next(iter(_members(one + ";", r.defs)), None)
+        if name is not None and theirs.get(name) == ours.get(name):
+            keep.append(one + ";")
+        elif name is not None:
+            r.revision.fields.append(f"{m.group(1)}.{name}")
+    return f"struct {m.group(1)} {{\n    " + "\n    ".join(keep) + "\n    ...;\n};"
+
+
 def revise_declaration(r: HeaderReviser, fn: str, stmt: str) -> str | None:
     """Keep our declaration of `fn`, take an adapted one, or drop it (see the module doc)."""
+    if not fn:
+        return revise_struct(r, stmt)
     ours = prototype(stmt + ";" if not stmt.rstrip().endswith(";") else stmt, fn, r.defs)
     theirs = prototype(r.text, fn, r.defs)
     if ours is None or theirs is None:
@@ -373,9 +434,10 @@ def revise_declaration(r: HeaderReviser, fn: str, stmt: str) -> str | None:
 class VersionedTarget(ExternalTarget):
     """An external target whose calls go through the version adapter."""
 
-    def __init__(self, build: ExternalBuild, name: str, default_profile: Profile, types: TypeMap,
+    def __init__(self, build: ExternalBuild, name: str, default_profile: Profile, types: TypeMap, ops: TypeMap,
                  rev: Revision, status_success: int) -> None:
         self.types = types
+        self.ops = ops
         self._protos = rev.protos
         self._adapted = frozenset(rev.adapted)
         self.status_success = status_success
@@ -399,7 +461,11 @@ class VersionedTarget(ExternalTarget):
 
     def tensor_info(self, t: Any) -> TensorInfo:
         info = super().tensor_info(t)
-        return info if self.types.identity else replace(info, type=self.types.from_target(info.type))
+        return replace(info, type=self.types.from_target(info.type), op=self.ops.from_target(info.op))
+
+    def set_op(self, t: Any, op: int, srcs: Sequence[Any | None]) -> None:
+        super().set_op(t, op, srcs)
+        t.op = self.ops.to_target(op)
 
 
 def _typed_positions(prefix: str) -> dict[str, tuple[tuple[int, ...], bool]]:
@@ -438,12 +504,13 @@ def build_versioned(include_dir: Path, lib_path: Path, prefix: str, name: str,
     build = build_module(include_dir, lib_path, prefix, spellings, HeaderReviser(include_dir, prefix))
     rev = revision(include_dir, prefix)  # the same decisions, also when the module came from the cache
     types = TypeMap(our_types(), their_types(include_dir, prefix))
+    ops = TypeMap(our_types("op"), their_types(include_dir, prefix, "op"))
     text = (include_dir / "ggml-backend.h").read_text(encoding="utf-8", errors="replace")
     status = enum_values(text, prefix + "status").get(prefix.upper() + "STATUS_SUCCESS", 0)
     install_quiet_gdb()
 
     def factory() -> VersionedTarget:
-        return VersionedTarget(build, name, default_profile, types, rev, status)
+        return VersionedTarget(build, name, default_profile, types, ops, rev, status)
 
     return factory
 
@@ -455,7 +522,10 @@ def revision(include_dir: Path, prefix: str = "ggml_") -> Revision:
     reviser = HeaderReviser(include_dir, prefix)
     for stmt in statements(rename(read_cdef(), prefix, set())):
         fn = declared_function(stmt)
-        if fn is None or not fn.startswith(prefix):
+        if fn is None:
+            revise_declaration(reviser, "", stmt)
+            continue
+        if not fn.startswith(prefix):
             continue
         short = fn.removeprefix(prefix)
         alt = next((a for a in spellings(short) if re.search(rf"\b{a}\s*\(", reviser.text)), None)
