@@ -460,7 +460,7 @@ class ClauseVerdict:
 
 
 #: a clause's verdict: pass, fail, crash, unsupported (a check needs what the target lacks),
-#: uncovered (no check), xfail / xpass (a known failure that failed / passed, see known.py)
+#: uncovered (no check), xfail / xpass (a known failure that failed / passed, see conformance/known/)
 STATUSES = ("pass", "fail", "crash", "unsupported", "uncovered", "xfail", "xpass")
 #: the order in which a clause's checks decide its verdict: the first status any of them has
 _PRECEDENCE = ("crash", "fail", "unsupported", "pass")

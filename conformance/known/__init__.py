@@ -27,15 +27,15 @@ from pathlib import Path
 
 from ggspec.reference.clauses import catalogue
 
-from .harness import Check
-from .runner import ClauseVerdict
+from ..harness import Check
+from ..runner import ClauseVerdict
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-KNOWN_DIR = Path(__file__).resolve().parent / "known"
+KNOWN_DIR = Path(__file__).resolve().parent  # the shipped files sit beside this module
 
 #: target name -> the shipped known-failures file it uses by default (`known/<target>.toml`)
 DEFAULTS = {p.stem: p.name for p in sorted(KNOWN_DIR.glob("*.toml"))}
