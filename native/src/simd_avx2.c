@@ -278,11 +278,9 @@ static float hsum4_ps(__m128 s) {
     return _mm_cvtss_f32(s);
 }
 
-/* one leftover block's term: its exact sum times dx·dy, added to tail */
-static float q4_tail(const struct block_q4_0 * x, const struct block_q8_0 * y, float tail) {
-    const __m256i q = _mm256_loadu_si256((const __m256i *)y->qs);
-    const float d = _cvtsh_ss(x->d) * _cvtsh_ss(y->d);
-    return __builtin_fmaf((float)hsum_epi32(q4_partial(q4_values(x), q, _mm256_abs_epi8(q))), d, tail);
+/* one leftover block's term: its exact sum (of partial sums p) times dx·dy, added to tail */
+static float q4_tail(__m256i p, ggspec_fp16_t dx, ggspec_fp16_t dy, float tail) {
+    return __builtin_fmaf((float)hsum_epi32(p), _cvtsh_ss(dx) * _cvtsh_ss(dy), tail);
 }
 
 static float dot_q4_0_q8_0(int64_t n, const void * vx, const void * vy) {
@@ -302,7 +300,8 @@ static float dot_q4_0_q8_0(int64_t n, const void * vx, const void * vy) {
     }
     float tail = 0.0f;
     for (; b < nb; b++) {
-        tail = q4_tail(&x[b], &y[b], tail);
+        const __m256i q = _mm256_loadu_si256((const __m256i *)y[b].qs);
+        tail = q4_tail(q4_partial(q4_values(&x[b]), q, _mm256_abs_epi8(q)), x[b].d, y[b].d, tail);
     }
     return hsum4_ps(acc) + tail;
 }
@@ -340,10 +339,16 @@ static void dot2x2_q4_0_q8_0(int64_t n, const void * vx0, const void * vx1, cons
     }
     float t00 = 0.0f, t10 = 0.0f, t01 = 0.0f, t11 = 0.0f;
     for (; b < nb; b++) {
-        t00 = q4_tail(&x0[b], &y0[b], t00);
-        t10 = q4_tail(&x1[b], &y0[b], t10);
-        t01 = q4_tail(&x0[b], &y1[b], t01);
-        t11 = q4_tail(&x1[b], &y1[b], t11);
+        const __m256i v0 = q4_values(&x0[b]);
+        const __m256i v1 = q4_values(&x1[b]);
+        const __m256i q0 = _mm256_loadu_si256((const __m256i *)y0[b].qs);
+        const __m256i q1 = _mm256_loadu_si256((const __m256i *)y1[b].qs);
+        const __m256i aq0 = _mm256_abs_epi8(q0);
+        const __m256i aq1 = _mm256_abs_epi8(q1);
+        t00 = q4_tail(q4_partial(v0, q0, aq0), x0[b].d, y0[b].d, t00);
+        t10 = q4_tail(q4_partial(v1, q0, aq0), x1[b].d, y0[b].d, t10);
+        t01 = q4_tail(q4_partial(v0, q1, aq1), x0[b].d, y1[b].d, t01);
+        t11 = q4_tail(q4_partial(v1, q1, aq1), x1[b].d, y1[b].d, t11);
     }
     out[0] = hsum4_ps(acc00) + t00;
     out[1] = hsum4_ps(acc10) + t10;
