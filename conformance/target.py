@@ -188,6 +188,10 @@ class Target(Protocol):
 
     # buffers
     def buffer_init_without_get_base(self, size: int) -> Handle: ...
+    def context_rebuild(self) -> None:
+        """Free the tensor context and make a new one in the same memory (same addresses)."""
+        raise MissingSymbol(getattr(self, "name", "target"), "a context in reusable memory")
+
     def buffer_counting_frees(self, size: int) -> Handle:
         """A CPU buffer of `size` bytes whose free_buffer entry counts its calls, then frees."""
         raise MissingSymbol(getattr(self, "name", "target"), "a counting free_buffer entry")

@@ -56,6 +56,20 @@ class CApiTarget:
         params.no_alloc = no_alloc
         return self.fn("init")(params[0])
 
+    def context_rebuild(self) -> None:
+        """Free the tensor context and make a new one in the same memory, as whisper.cpp builds
+        each graph in one static buffer: from the second rebuild on, the tensors made in the same
+        order get the same addresses as before (state keyed by address may go stale)."""
+        static = self.__dict__.get("_static")
+        if static is None:
+            static = self.__dict__["_static"] = self.ffi.new("char[]", CONTEXT_BYTES)
+        self.fn("free")(self.ctx)
+        params = self.ffi.new(f"struct {self.p}init_params *")
+        params.mem_size = CONTEXT_BYTES
+        params.mem_buffer = static
+        params.no_alloc = True
+        self.ctx = self.fn("init")(params[0])
+
     def close(self) -> None:
         """Free the contexts (tensor objects); buffers and backends are left to the process."""
         for ctx in (self.ctx, self.host_ctx):

@@ -122,6 +122,12 @@ class ReferenceTarget:
         BF.buffer_free(probe)
         return BF.buffer_init(self.world, base, iface, None, size)
 
+    def context_rebuild(self) -> None:
+        """A new tensor context in place of the old one, which is freed (the model has no
+        addresses to reuse: what it computes is what a target without stale state does)."""
+        self.ctx.free()
+        self.ctx = Context(self.world, no_alloc=True)
+
     def buffer_counting_frees(self, size: int) -> Buffer:
         buf = BF.buft_alloc_buffer(cpu.cpu_buffer_type(self.world), size)
         real_free = buf.iface.free_buffer

@@ -94,6 +94,8 @@ EXAMPLES: list[tuple[str, tuple[str, str], dict[str, Any]]] = [
     # SCHED-33: rc.8's scheduler gives a device nodes its supports_op refuses (the check's own
     # scenes are fixed)
     ("sched.refused_nodes_are_assigned", ("ok", "SCHED-33"), {"scene": "both"}),
+    # SCHED-35: a graph whose only node is a VIEW: rc.8 computes its split through a NULL backend
+    ("sched.graph_of_views_only", ("ub", "SCHED-35"), {"rows": 2}),
     # TDATA-3/7/10/12: offset SIZE_MAX - 3 with size 8 wraps in rc.8's size_t bounds test
     ("tdata.set_offset_wraps", ("ok", "TDATA-3"), {"offset": tdata.WRAPPING_OFFSET}),
     ("tdata.get_offset_wraps", ("ok", "TDATA-7"), {"offset": tdata.WRAPPING_OFFSET}),
