@@ -95,7 +95,7 @@ def markdown(report: dict[str, Any]) -> str:
              f"{report.get('examples', '?')} examples a check.", "",
              "| clause | title | rc.8 | how |", "|---|---|---|---|"]
     for cid, v in report["undefined_behaviour"].items():
-        how = v["detail"].replace("|", "\\|").splitlines()[0][:160]
+        how = v["detail"].splitlines()[0].split("((")[0].replace("|", "\\|")[:160]  # no call arguments (pointers)
         lines.append(f"| {cid} | {clause(cid).title} | {v['status']} | {how} |")
     return "\n".join(lines)
 
