@@ -257,7 +257,8 @@ def plot(results: Results, quick: bool, path: Path) -> None:
             if (impl, th) not in results:
                 continue
             ratios = [results[(impl, th)][nm]["seconds"] / results[("rc8 -O3 native", th)][nm]["seconds"] for nm in names]
-            ax.barh([i + (k - (len(shown) - 1) / 2) * bar for i in range(len(names))], ratios, height=bar, label=impl)
+            ax.barh([i + (k - (len(shown) - 1) / 2) * bar for i in range(len(names))], ratios, height=bar, label=impl,
+                    color=f"C{k}")
         ax.axvline(1.0, color="black", linewidth=1)
         ax.set_xscale("log")
         ax.set_title(f"{th} thread{'s' if th > 1 else ''}: " + ("median CPU time" if th == 1 else "best wall time"))
@@ -265,7 +266,7 @@ def plot(results: Results, quick: bool, path: Path) -> None:
         ax.grid(axis="x", which="both", alpha=0.3)
     axes[0].set_yticks(range(len(names)), names)
     axes[0].invert_yaxis()
-    axes[-1].legend(loc="lower right", fontsize="small")
+    axes[0].legend(loc="lower right", fontsize="small")
     fig.tight_layout()
     fig.savefig(path, dpi=80)
     plt.close(fig)
