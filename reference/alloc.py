@@ -214,6 +214,13 @@ def tallocr_alloc(talloc: Tallocr, tensor: Tensor) -> None:
             )
             require(False, "ALLOC-7")
         best = len(blocks) - 1
+        if _fits_only_if_aligned(talloc, blocks[-1], size):
+            undefined(
+                "ALLOC-7",
+                f"{size} bytes fit in the last {blocks[-1].size} of a CPU buffer only if malloc returned a "
+                f"{talloc.alignment}-byte aligned address (it promises {HOST_MALLOC_ALIGNMENT}): rc.8 places the "
+                "tensor or aborts, by where the buffer landed",
+            )
     block = blocks[best]
     addr = block.addr
     block.addr += size
@@ -225,6 +232,27 @@ def tallocr_alloc(talloc: Tallocr, tensor: Tensor) -> None:
     if not talloc.measure:
         buffer_init_tensor(talloc.buffer, tensor)
     talloc.max_size = max(talloc.max_size, addr - talloc.base + size)
+
+
+#: what the host allocator promises of the address of a CPU buffer's memory (CPU-4): a 64-bit
+#: malloc's 16 bytes, so up to 48 of the 64 spare bytes may go to aligning the first tensor
+HOST_MALLOC_ALIGNMENT = 16
+
+
+def _fits_only_if_aligned(talloc: Tallocr, last: FreeBlock, size: int) -> bool:
+    """ALLOC-7, CPU-4: `size` bytes fit in the range that runs to the end of a CPU buffer's
+    memory only when its base lies closer to an aligned address than malloc promises. The model
+    puts every buffer at an aligned address; rc.8's CPU buffer type takes malloc's address as it
+    comes, so there the fit depends on where the buffer landed."""
+    from .cpu import CpuBufferContext
+
+    ctx = talloc.buffer.context
+    if talloc.measure or not isinstance(ctx, CpuBufferContext) or not ctx.owned:
+        return False
+    if last.addr + last.size != talloc.base + buffer_get_size(talloc.buffer):
+        return False  # a range freed inside the buffer (erratum ALLOC-7): the base's alignment does not move its end
+    unknown = max(talloc.alignment - HOST_MALLOC_ALIGNMENT, 0)
+    return last.size - unknown < size
 
 
 def _is_own(talloc: Tallocr, t: Tensor) -> bool:

@@ -16,9 +16,23 @@ from ggspec.reference.graph import hash_size
 from ggspec.reference.types import GGMLType, Op
 from hypothesis import strategies as st
 
+from ..graphspec import GraphSpec as SchedSpec
+from ..graphspec import Leaf, Node, build
 from ..harness import Recorder, check
-from ..strategies import GraphSpec, Placement, TensorSpec, ViewSpec, placements, small_graphs, tensor_specs, view_specs
-from ..target import Handle, Target
+from ..strategies import (
+    DEVICE_NAMES,
+    GraphSpec,
+    Placement,
+    SchedGraph,
+    SchedSetup,
+    TensorSpec,
+    ViewSpec,
+    placements,
+    small_graphs,
+    tensor_specs,
+    view_specs,
+)
+from ..target import Handle, Target, VDevParams
 from ._placement import allocation_record, build_graph, graph_tensors, inputs, parse_sequence, problems, room_for
 from ._setup import alloc_size, backend_for, fill, round_up, view_of
 
@@ -594,3 +608,33 @@ def alloc_ctx_tensors_twice(t: Target, rec: Recorder, placement: Placement, root
     rec("nothing new", t.backend_alloc_ctx_tensors(backend) is None)
     t.new_tensor(later.type, later.ne, "later")
     t.backend_alloc_ctx_tensors(backend)
+
+
+# --- a CPU buffer's spare bytes (CPU-4) are not promised space ----------------------------------
+
+
+@check("ALLOC-7", "CPU-4", pinned_at_measure=st.sampled_from([True, False]))
+def cpu_spare_bytes_after_a_compute(t: Target, rec: Recorder, pinned_at_measure: bool) -> None:
+    """[device, CPU], x a CPU weight, a = 2x, b = 3a. Measured with `a` pinned to the device,
+    nothing lands on the CPU (its buffer: the 64 spare bytes of CPU-4 only); the next graph,
+    unpinned, puts a and b on the CPU without a new measure. Whether a's 64 bytes fit in those
+    spare bytes depends on where malloc put the buffer (ALLOC-7: undefined; the real builds
+    abort, needing 64 with 16 left). Measured unpinned, the same graph fits (ALLOC-21)."""
+    from .sched import F32, compute, make_backends, measure, plan, record_outputs
+
+    backends = make_backends(t, SchedSetup((VDevParams(name=DEVICE_NAMES[0]),)))
+    spec = SchedSpec((Leaf("x", F32, (4, 2), 1, weights=True, seed=8),),
+                     (Node("a", "scale", ("x",), (2.0,)), Node("b", "scale", ("a",), (3.0,))), ("b",))
+    g = SchedGraph(spec)
+    pinned = replace(g, assign=(("a", 0),))
+    run = measure(t, backends, pinned if pinned_at_measure else g)
+    if pinned_at_measure:  # without a CPU tensor the measured size does not depend on malloc's address
+        rec("CPU buffer size", t.buffer_get_size(t.sched_get_buffer(run.sched, backends[1])))
+        compute(t, run, pinned)
+        rec("nodes pinned", plan(t, run).nodes)
+    nxt = build(t, spec, backends, weights_apart=True)
+    t.sched_graph_compute(run.sched, nxt.graph)
+    run.built = nxt
+    rec("nodes", plan(t, run).nodes)
+    record_outputs(t, rec, spec, nxt, backends)
+    t.sched_free(run.sched)
