@@ -13,7 +13,7 @@ from pathlib import Path
 from ggspec.reference.clauses import Profile
 
 from . import report
-from .adapters import TARGETS, default_profile, external_target_name, make_target, prepare_target
+from .adapters import TARGETS, default_profile, external_target_name, prepare_target
 from .adapters.external import TargetUnavailable
 from .runner import (
     DEFAULT_CHECK_BUDGET,
@@ -210,13 +210,14 @@ def _compare(args: argparse.Namespace) -> int:
     _counts(args)
     _writable("--html", args.html)
     _writable("--json", args.json)
-    for spec in args.targets:  # fail early, with one line, on a target that cannot load
+    for spec in args.targets:  # fail early, with one line, on a target that cannot load (loaded in a worker)
         target, profile = parse_target(spec)
         _cache_writable(target)
-        probe = make_target(target, profile)
-        close = getattr(probe, "close", None)
-        if close is not None:
-            close()
+        prepare_target(target)
+        probe = RunConfig(target, profile)
+        if load_target(probe) is not None:
+            print(f"ggspec compare: {probe.load_error}", file=sys.stderr)
+            return 3
     cfg = RunConfig("native", Profile.FIXED, size=args.size, max_examples=args.max_examples, c_reproducers=False)
     if args.seed is not None:
         cfg.seed = args.seed
