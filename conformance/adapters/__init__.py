@@ -63,7 +63,18 @@ def _external(name: str) -> Callable[[], Target]:
             from .versions import build_versioned
 
             include_dir, lib = ensure_sdist_target(name)
-            _EXTERNAL[name] = build_versioned(include_dir, lib, GP_PREFIX, name, default_profile(name))
+            versioned = build_versioned(include_dir, lib, GP_PREFIX, name, default_profile(name))
+            if name == "llama-cpp-python-0.2.30":
+                # its ggml-backend.c is rc.8's byte for byte (prefix aside): rc.8's private CPU structs (CPU-17, CPU-18)
+
+                def lcp_target() -> Target:
+                    t = versioned()
+                    t.private_cpu_layout = True
+                    return t
+
+                _EXTERNAL[name] = lcp_target
+            else:
+                _EXTERNAL[name] = versioned
         else:
             _, prefix, include_path, lib_path = name.split(":", 3)
             _EXTERNAL[name] = build_external(include_path, lib_path, prefix, name, Profile.FIXED)

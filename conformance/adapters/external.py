@@ -386,7 +386,7 @@ def _compile(include_dir: Path, lib_path: Path, prefix: str, spellings: Spelling
         # not native/src: its assert.h would shadow the system's (vdev.c finds its own headers)
         include_dirs=[str(include_dir), str(_NATIVE / "include")],
         define_macros=[("VD(x)", f"{prefix}##x"), ("VDU(x)", f"{prefix.upper()}##x"),
-                       ("VDEV_IMPL_HEADER", '"ggml-backend-impl.h"')],
+                       ("VDEV_IMPL_HEADER", '"ggml-backend-impl.h"'), *getattr(revise, "shim_macros", ())],
         extra_compile_args=["-std=c11", "-O1", *_DRIFT_IS_AN_ERROR],
         extra_link_args=link_flags(lib_path),
     )

@@ -207,7 +207,9 @@ def _stage(sd: Sdist, ggml: Path, include: Path) -> None:
         src = ggml / where / header
         if not src.is_file():
             raise TargetUnavailable(f"{sd.filename} lacks {'/'.join(sd.vendor)}/{where}/{header}")
-        shutil.copyfile(src, tmp / header)
+    for where in dict.fromkeys((sd.src, sd.public_include)):  # and the headers those include (ggml-common.h, 0.0.31 on)
+        for src in sorted((ggml / where).glob("*.h")):
+            shutil.copyfile(src, tmp / src.name)
     shutil.rmtree(include, ignore_errors=True)
     os.replace(tmp, include)
 
@@ -237,12 +239,13 @@ def ensure_sdist_target(name: str) -> tuple[Path, Path]:
         ggml = root / "ggml"
         include = root / "include"
         stamp = root / ".unpacked"
-        if not stamp.is_file() or stamp.read_text().strip() != sd.sha256 or not include.is_dir():
+        staged = f"{sd.sha256} all-headers"
+        if not stamp.is_file() or stamp.read_text().strip() != staged or not include.is_dir():
             stamp.unlink(missing_ok=True)
             with step(f"unpacking {sd.filename} into {root}"):
                 _unpack(sd, sdist, root)
                 _stage(sd, ggml, include)
-            stamp.write_text(sd.sha256 + "\n")
+            stamp.write_text(staged + "\n")
         lib = root / "lib" / sd.libname
         lib_stamp = root / "lib" / ".build"
         recipe = f"{sd.sha256} {' '.join(CFLAGS)} {' '.join(SOURCES)} {' '.join(LIBS)}"

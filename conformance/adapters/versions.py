@@ -334,6 +334,22 @@ class HeaderReviser:
     def __call__(self, fn: str, stmt: str) -> str | None:
         return revise_declaration(self, fn, stmt)
 
+    @property
+    def shim_macros(self) -> list[tuple[str, str | None]]:
+        """What the virtual device shim (native/src/vdev.c) needs to know of this build's backend
+        interface: VDEV_STATUS_API (compute entries return enum ggml_status, 0.0.30 on) and
+        VDEV_COPY_TWO_BACKENDS (cpy_tensor_async takes both backends, 0.0.31 on)."""
+        body = _struct_body(self.text, self.prefix + "backend_i") or ""
+        iface = _members(body, self.defs)
+        out: list[tuple[str, str | None]] = []
+        compute = iface.get("graph_compute")
+        if compute is not None and compute[1][:1] == ("enum",):
+            out.append(("VDEV_STATUS_API", None))
+        copy = iface.get("cpy_tensor_async")
+        if copy is not None and len(copy[2]) == 4:
+            out.append(("VDEV_COPY_TWO_BACKENDS", None))
+        return out
+
 
 def _same(a: tuple[tuple[str, ...], ...], b: tuple[tuple[str, ...], ...]) -> bool:
     """Parameter lists that take the same arguments (`const` on a pointee makes no difference to a caller)."""
@@ -379,6 +395,25 @@ def _struct_body(text: str, name: str) -> str | None:
     return clean[m.end():i - 1]
 
 
+def revise_enum(r: HeaderReviser, stmt: str) -> str:
+    """Our definition of an enum the target also defines, with the target's values, without the
+    constants it lacks (0.0.37 renamed GGML_BACKEND_CPU to GGML_BACKEND_TYPE_CPU, dropped OP_ALIBI).
+    The suite keeps speaking rc.8's numbers: VersionedTarget translates types and ops by name."""
+    m = re.match(r"\s*enum\s+(\w+)\s*\{(.*)\}\s*;?\s*$", stmt, re.S)
+    if m is None:
+        return stmt
+    theirs = enum_values(r.text, m.group(1))
+    if not theirs:
+        return stmt
+    ours = enum_values(stmt, m.group(1))
+    if all(theirs.get(k) == v for k, v in ours.items()):
+        return stmt
+    gone = [k for k in ours if k not in theirs]
+    r.revision.fields.extend(f"{m.group(1)}.{k}" for k in gone)
+    body = ",\n    ".join(f"{k} = {theirs[k]}" for k in ours if k in theirs) or "..."
+    return f"enum {m.group(1)} {{\n    {body}\n}};"
+
+
 def revise_struct(r: HeaderReviser, stmt: str) -> str:
     """Our definition of a struct the target also defines, without the members it lacks or
     declares otherwise, and open (`...;`) so that the target's layout is the one used."""
@@ -407,7 +442,7 @@ def revise_struct(r: HeaderReviser, stmt: str) -> str:
 def revise_declaration(r: HeaderReviser, fn: str, stmt: str) -> str | None:
     """Keep our declaration of `fn`, take an adapted one, or drop it (see the module doc)."""
     if not fn:
-        return revise_struct(r, stmt)
+        return revise_enum(r, stmt) if re.match(r"\s*enum\s+\w+\s*\{", stmt) else revise_struct(r, stmt)
     ours = prototype(stmt + ";" if not stmt.rstrip().endswith(";") else stmt, fn, r.defs)
     theirs = prototype(r.text, fn, r.defs)
     if ours is None or theirs is None:

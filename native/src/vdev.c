@@ -525,6 +525,37 @@ static void vdev_backend_graph_plan_compute(backend_t backend, VD(backend_graph_
     vdev_backend_graph_compute(backend, &view);
 }
 
+/* Later builds of this API generation, as the version adapter (conformance/adapters/versions.py)
+   finds them in the target's impl header: the compute entries return enum ggml_status
+   (VDEV_STATUS_API), and cpy_tensor_async is called on the destination's backend with both
+   backends (VDEV_COPY_TWO_BACKENDS). */
+#ifdef VDEV_STATUS_API
+static enum VD(status) vdev_backend_graph_compute_status(backend_t backend, cgraph_t * cgraph) {
+    return vdev_backend_graph_compute(backend, cgraph) ? VDU(STATUS_SUCCESS) : VDU(STATUS_FAILED);
+}
+
+static enum VD(status) vdev_backend_graph_plan_compute_status(backend_t backend, VD(backend_graph_plan_t) plan) {
+    vdev_backend_graph_plan_compute(backend, plan);
+    return VDU(STATUS_SUCCESS);
+}
+#define VDEV_GRAPH_COMPUTE      vdev_backend_graph_compute_status
+#define VDEV_GRAPH_PLAN_COMPUTE vdev_backend_graph_plan_compute_status
+#else
+#define VDEV_GRAPH_COMPUTE      vdev_backend_graph_compute
+#define VDEV_GRAPH_PLAN_COMPUTE vdev_backend_graph_plan_compute
+#endif
+
+#ifdef VDEV_COPY_TWO_BACKENDS
+static bool vdev_backend_cpy_tensor_async_between(backend_t backend_src, backend_t backend_dst, const tensor_t * src,
+                                                  tensor_t * dst) {
+    (void)backend_src;
+    return vdev_backend_cpy_tensor_async(backend_dst, src, dst);
+}
+#define VDEV_CPY_TENSOR_ASYNC vdev_backend_cpy_tensor_async_between
+#else
+#define VDEV_CPY_TENSOR_ASYNC vdev_backend_cpy_tensor_async
+#endif
+
 /* the public functions */
 
 backend_t ggspec_vdev_init(const struct ggspec_vdev_params * p) {
@@ -564,12 +595,12 @@ backend_t ggspec_vdev_init(const struct ggspec_vdev_params * p) {
             .get_default_buffer_type = vdev_backend_default_buffer_type,
             .set_tensor_async        = p->async_entries ? vdev_backend_set_tensor_async : NULL,
             .get_tensor_async        = p->async_entries ? vdev_backend_get_tensor_async : NULL,
-            .cpy_tensor_async        = p->cpy_tensor_async ? vdev_backend_cpy_tensor_async : NULL,
+            .cpy_tensor_async        = p->cpy_tensor_async ? VDEV_CPY_TENSOR_ASYNC : NULL,
             .synchronize             = vdev_backend_synchronize,
             .graph_plan_create       = vdev_backend_graph_plan_create,
             .graph_plan_free         = vdev_backend_graph_plan_free,
-            .graph_plan_compute      = vdev_backend_graph_plan_compute,
-            .graph_compute           = vdev_backend_graph_compute,
+            .graph_plan_compute      = VDEV_GRAPH_PLAN_COMPUTE,
+            .graph_compute           = VDEV_GRAPH_COMPUTE,
             .supports_op             = vdev_backend_supports_op,
         },
         .context = dev,
