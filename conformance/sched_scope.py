@@ -103,6 +103,7 @@ def split_plan(t: Target, case: ScopeCase) -> SchedPlan:
     second (init_measure resets the assignment it made; computing a build that was split
     already would read the freed copies of its first split), both pinned."""
     backends = [t.vdev_init(p) for p in case.setup.devices] + [t.cpu_init()]
+    t.cpu_set_n_threads(backends[-1], 1)  # the plan does not depend on threads; starting them costs
     s = t.sched_new(backends, None, case.graph.spec.graph_size)
     for step in ("measure", "compute"):
         built = build(t, case.graph.spec, backends, fill=False, weights_apart=True)
