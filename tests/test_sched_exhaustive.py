@@ -3,7 +3,7 @@ graph of the bound is split on native/ (and on rc.8 where it can be fetched) and
 by pass with the reference model.
 
 The bound that runs here (2 min 37 s in all on the shared 2-core dev machine, most of it the
-reference's plans; 8522 cases, of which about 7000 the reference accepts) is every DAG
+reference's plans; 8522 cases, most of which the reference accepts) is every DAG
 of up to 3 nodes over 2 leafs on 2 backends without pins, and of up to 2 nodes with any one pin
 on 2 and 3 backends; GGSPEC_SCOPE=full widens it to every DAG of up to 3 nodes with any one pin
 on 2 and 3 backends (about 90000 cases). The rc8 test skips only when npm or the network to the
