@@ -6,7 +6,7 @@ The bound that runs here (2 min 37 s in all on the shared 2-core dev machine, mo
 reference's plans; 8522 cases, most of which the reference accepts) is every DAG
 of up to 3 nodes over 2 leafs on 2 backends without pins, and of up to 2 nodes with any one pin
 on 2 and 3 backends; GGSPEC_SCOPE=full widens it to every DAG of up to 3 nodes with any one pin
-on 2 and 3 backends (about 90000 cases). The rc8 test skips only when npm or the network to the
+on 2 and 3 backends (83240 cases). The rc8 test skips only when npm or the network to the
 npm registry is missing (`CannotFetch`).
 """
 
