@@ -503,16 +503,27 @@ def run_check(env_extra: dict[str, str], target: str, select: Sequence[str], arg
     for s in deselect:
         cmd += ["--deselect", s]
     env = {**os.environ, **env_extra, "GGSPEC_REPRO_DIR": str(out_json.parent / "repro")}
+    stream = out_json.with_suffix(".jsonl")
+    for stale in (out_json, stream):
+        stale.unlink(missing_ok=True)
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
-    try:
-        out, _ = proc.communicate(timeout=args.budget)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return "timeout", time.monotonic() - t0, f"budget {args.budget}s"
+    log = out_json.with_suffix(".log")
+    with open(log, "w", encoding="utf-8") as logf:
+        proc = subprocess.Popen(cmd, env=env, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
+        # stop at the first failing check (the streamed report has it as soon as it finishes)
+        while proc.poll() is None:
+            if time.monotonic() - t0 > args.budget:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                return "timeout", time.monotonic() - t0, f"budget {args.budget}s"
+            first = _first_failure(stream) if args.stop_early else None
+            if first is not None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                return "killed", time.monotonic() - t0, first
+            time.sleep(0.3)
     dt = time.monotonic() - t0
+    out = log.read_text(errors="replace")
     if proc.returncode == 0:
         return "survived", dt, ""
     if proc.returncode in (1, 3):
@@ -527,6 +538,22 @@ def run_check(env_extra: dict[str, str], target: str, select: Sequence[str], arg
             return "killed", dt, ",".join(str(b) for b in bad[:5]) or str(report.get("load_error"))[:200]
         return "error", dt, f"exit {proc.returncode}, no failing check in the report"
     return "error", dt, f"exit {proc.returncode}: {out[-300:]}"
+
+
+def _first_failure(stream: Path) -> str | None:
+    """`check (status)` of the first failed, crashed or timed-out check in a streamed report, or None."""
+    try:
+        lines = stream.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    for ln in lines:
+        try:
+            rec = json.loads(ln)
+        except ValueError:
+            continue  # a line being written
+        if rec.get("event") == "check" and rec.get("status") in ("fail", "crash", "timeout"):
+            return f"{rec.get('check')} ({rec.get('status')})"
+    return None
 
 
 def plan_mutants(sources: dict[str, str], plan: dict[str, tuple[int, tuple[str, ...]]], seed: int,
@@ -569,6 +596,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True, help="JSON lines of results (one per mutant)")
     ap.add_argument("--list", action="store_true", help="only list the chosen mutants")
     ap.add_argument("--nice", type=int, default=19)
+    ap.add_argument("--skip-baseline", action="store_true",
+                    help="do not first run the unmutated build (only when an earlier run did, on the same --tree)")
+    ap.add_argument("--no-stop-early", dest="stop_early", action="store_false",
+                    help="run every selected check even after one failed")
     ap.add_argument("--tree", default="HEAD", help="the commit whose sources and suite to use (a snapshot of it in "
                     "the temporary directory, so that work in progress in the checkout does not count)")
     args = ap.parse_args(argv)
@@ -594,6 +625,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
     t_start = time.monotonic()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `finally` below removes the temporary directory
     try:
         builder: NativeBuild | Rc8Build
         builder = NativeBuild(work) if args.which == "native" else Rc8Build(work, cpp)
@@ -610,8 +642,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         selections = sorted({plan[m.file][1] if args.which == "native" else rc8_selection(m.file, sources[m.file], m)
                              for m in mutants})
         deselect: list[str] = []
-        base_budget = argparse.Namespace(**{**vars(args), "budget": max(4 * args.budget, 300)})
-        for sel in selections:
+        base_budget = argparse.Namespace(**{**vars(args), "budget": max(4 * args.budget, 300), "stop_early": False})
+        for sel in selections if not args.skip_baseline else ():
             verdict, dt, why = run_check(builder.env(), target, sel, base_budget, work / "report.json")
             print(f"unmutated build, --select {' '.join(sel)}: {verdict} in {dt:.0f}s {why}", flush=True)
             if verdict == "killed":
@@ -656,8 +688,36 @@ def summarize(path: Path) -> dict[str, object]:
     return {"mutants": len(recs), **counts, "kill_rate": counts.get("killed", 0) / compiled if compiled else 0.0}
 
 
+def markdown(path: Path) -> str:
+    """Counts, kill rate and a table of the survivors and timeouts of a results file (for RESULTS.md)."""
+    recs = [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
+    summary = summarize(path)
+    by_file: dict[str, dict[str, int]] = {}
+    for r in recs:
+        row = by_file.setdefault(r["file"], {})
+        row[r["verdict"]] = row.get(r["verdict"], 0) + 1
+    lines = [f"{summary['mutants']} mutants: " + ", ".join(f"{k} {v}" for k, v in summary.items()
+                                                          if k not in ("mutants", "kill_rate")),
+             f"kill rate {100 * float(str(summary['kill_rate'])):.1f}% (killed / compiled)", "",
+             "| file | mutants | killed | survived | timeout | did not compile | error |", "|---|---|---|---|---|---|---|"]
+    for f, row in sorted(by_file.items()):
+        lines.append(f"| {f} | {sum(row.values())} | " + " | ".join(
+            str(row.get(k, 0)) for k in ("killed", "survived", "timeout", "did not compile", "error")) + " |")
+    lines += ["", "| site | mutation | verdict | selection | why equivalent / what check is missing |", "|---|---|---|---|---|"]
+    for r in recs:
+        if r["verdict"] in ("survived", "timeout", "error"):
+            orig = r["original"].replace("|", "\\|").replace("\n", " ")
+            repl = r["replacement"].replace("|", "\\|")
+            lines.append(f"| {r['file']}:{r['line']} | {r['kind']}: `{orig}` → `{repl}` | {r['verdict']} | "
+                         f"{' '.join(r['select'])} | |")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "summarize":
         print(json.dumps(summarize(Path(sys.argv[2])), indent=1))
+        sys.exit(0)
+    if len(sys.argv) > 2 and sys.argv[1] == "markdown":
+        print(markdown(Path(sys.argv[2])))
         sys.exit(0)
     sys.exit(main())
