@@ -108,11 +108,10 @@ class SchedMachine(RuleBasedStateMachine):
             s.sched, build(s.t, wide, s.backends, fill=False, weights_apart=True).graph))
 
     @precondition(lambda self: not self.dead)
-    # same_memory is drawn False for now: rc.8 (and native/) key the scheduler's assignments by
-    # address, so a graph rebuilt in the same memory shows the previous graph's backends through
-    # get_node_backend until the next reset, and the model, which keys by object, does not yet
-    # (tests/test_sched_same_memory.py pins what the builds do); st.booleans() once it does
-    @rule(data=st.data(), same_memory=st.just(False))
+    # same_memory: rc.8, native/ and the model key the scheduler's assignments by address
+    # (SCHED-32), so a graph rebuilt in the same memory shows the previous graph's backends
+    # through get_node_backend until the next reset (tests/test_sched_same_memory.py pins it)
+    @rule(data=st.data(), same_memory=st.booleans())
     def new_graph(self, data: st.DataObject, same_memory: bool) -> None:
         """A new graph on every side; with `same_memory` built in the memory of the previous one
         (the tensor context is freed and made again in the same static buffer, as whisper.cpp

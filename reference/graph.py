@@ -37,8 +37,10 @@ class HashSet:
     """`struct ggml_hash_set`: a set of tensors with a fixed number of slots (CORE-11).
 
     Slots are numbered in insertion order (rc.8 numbers them by pointer value; only the
-    numbering's consistency is observable: allocators index their tables by it). `owner` is the
-    clause a 0-slot set is used against: rc.8 divides by its size.
+    numbering's consistency is observable: allocators index their tables by it). Like rc.8's,
+    the set keys a tensor by its address (`Tensor.addr`), so a tensor made later at a freed
+    tensor's address (a context rebuilt in the same memory) finds the freed one's slot (SCHED-32).
+    `owner` is the clause a 0-slot set is used against: rc.8 divides by its size.
     """
 
     def __init__(self, size: int, owner: str) -> None:
@@ -54,7 +56,7 @@ class HashSet:
     def find(self, t: Tensor) -> int | None:
         """The slot of `t`, None if absent."""
         self._usable()
-        return self._slot.get(id(t))
+        return self._slot.get(t.addr)
 
     def contains(self, t: Tensor) -> bool:
         return self.find(t) is not None
@@ -65,14 +67,14 @@ class HashSet:
         if self.find(t) is not None:
             return False
         require(len(self.keys) < self.size, "CORE-11")
-        self._slot[id(t)] = len(self.keys)
+        self._slot[t.addr] = len(self.keys)
         self.keys.append(t)
         return True
 
     def find_or_insert(self, t: Tensor) -> int:
         """The slot of `t`, inserting it first if needed (CORE-11 when full)."""
         self.insert(t)
-        slot = self._slot[id(t)]
+        slot = self._slot[t.addr]
         return slot
 
     def clear(self) -> None:

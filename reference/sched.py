@@ -547,6 +547,10 @@ def set_node_backend(sched: Sched, node: Tensor, backend: Backend) -> None:
 @implements("SCHED-32")
 @checked
 def get_node_backend(sched: Sched, node: Tensor) -> Backend | None:
+    """SCHED-32: "`ggml_backend_sched_get_node_backend(sched, node)` is the node's backend, or
+    NULL when it has none. The scheduler files every assignment under the tensor's address, not
+    under the tensor": the hash set keys `node` by `node.addr`, so a tensor rebuilt at an assigned
+    one's address sees that backend until `sched_reset` clears the set."""
     return allocr_backend(sched, get_assignment(sched, node))
 
 

@@ -18,6 +18,9 @@ from .world import SIZE_MAX, World
 
 #: the alignment ggml_init pads a context's pool size to
 MEM_ALIGN = 16
+#: the bytes a tensor struct takes in its context's pool (the model's slot size; rc.8's struct
+#: and object header are of the same order)
+TENSOR_OVERHEAD = 368
 
 if TYPE_CHECKING:
     from .buffer import Buffer
@@ -53,6 +56,11 @@ class Tensor:
     #: CORE-14, CORE-15: the gradient tensor (parameters, and results of operands with one)
     grad: Tensor | None = None
     is_param: bool = False
+    #: the struct's address in its context's memory (CORE-2): what a hash set keys it by
+    addr: int = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.addr = self.ctx.place()
 
     @property
     def world(self) -> World:
@@ -97,14 +105,26 @@ def resolved_buffer(t: Tensor) -> Buffer | None:
 class Context:
     """A ggml context. The model only tracks what the backend API needs: the world it lives in
     and whether new tensors get memory (`no_alloc` False gives each tensor its own host block).
+
+    Its tensor structs lie one after the other in its memory pool, at `memory` when the caller
+    gives the pool (a context rebuilt in the same static buffer, as whisper.cpp builds each graph),
+    else at fresh addresses: the same tensors made in the same order get the same addresses.
     """
 
-    def __init__(self, world: World, no_alloc: bool = True) -> None:
+    def __init__(self, world: World, no_alloc: bool = True, memory: int | None = None) -> None:
         self.world = world
         self.no_alloc = no_alloc
+        self.memory = world.context_memory() if memory is None else memory
+        self._placed = 0
         self.tensors: list[Tensor] = []
         #: set by `free()` (ggml_free): the context's tensors and graphs are gone
         self.freed = False
+
+    def place(self) -> int:
+        """The address of the next tensor struct in the pool."""
+        addr = self.memory + self._placed * TENSOR_OVERHEAD
+        self._placed += 1
+        return addr
 
     def free(self) -> None:
         """`ggml_free(ctx)`: release the memory the context gave its tensors (CORE-6)."""

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 
 PAGE = 4096
 SIZE_MAX = 2**64 - 1
+#: where contexts' memory pools start, apart from the data regions, and the span each one gets
+CONTEXT_MEMORY = 1 << 56
+CONTEXT_SPAN = 1 << 32
 
 
 def size_add(a: int, b: int) -> int:
@@ -119,6 +122,8 @@ class World:
     #: behaviour errata whose rc8 and fixed branches the model has reached (SCHED-33, say):
     #: the suite blames a difference on one of them when the other profile explains it
     errata_taken: set[str] = field(default_factory=set)
+    #: how many context memory pools have been handed out (`context_memory`)
+    context_pools: int = 0
 
     @property
     def registry(self) -> Registry:
@@ -131,6 +136,13 @@ class World:
     @property
     def fixed(self) -> bool:
         return self.profile is Profile.FIXED
+
+    def context_memory(self) -> int:
+        """The base address of a new context's memory pool (what ggml_init mallocs). The model
+        keeps no bytes there, only the addresses of the tensor structs it places in it."""
+        base = CONTEXT_MEMORY + self.context_pools * CONTEXT_SPAN
+        self.context_pools += 1
+        return base
 
     def host_alloc(self, size: int, label: str = "host memory") -> Region:
         """Host memory owned by the caller (what a C program gets from malloc)."""

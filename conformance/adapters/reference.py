@@ -123,10 +123,10 @@ class ReferenceTarget:
         return BF.buffer_init(self.world, base, iface, None, size)
 
     def context_rebuild(self) -> None:
-        """A new tensor context in place of the old one, which is freed (the model has no
-        addresses to reuse: what it computes is what a target without stale state does)."""
+        """A new tensor context in the old one's memory, which is freed first: the same tensors
+        made in the same order get the same addresses (SCHED-32)."""
         self.ctx.free()
-        self.ctx = Context(self.world, no_alloc=True)
+        self.ctx = Context(self.world, no_alloc=True, memory=self.ctx.memory)
 
     def buffer_counting_frees(self, size: int) -> Buffer:
         buf = BF.buft_alloc_buffer(cpu.cpu_buffer_type(self.world), size)
