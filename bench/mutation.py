@@ -688,6 +688,45 @@ def summarize(path: Path) -> dict[str, object]:
     return {"mutants": len(recs), **counts, "kill_rate": counts.get("killed", 0) / compiled if compiled else 0.0}
 
 
+def same_object(cflags: Sequence[str], file: str, original: str, mutated: str, work: Path) -> bool:
+    """Whether the mutated source compiles to the same object code as the original (dead code such as
+    an ``#if 0`` block, or a change the optimiser folds away): such a mutant is equivalent. Both are
+    compiled from the same path, so the object's file symbol is the same."""
+    objs = []
+    for k, text in enumerate((original, mutated)):
+        src = work / file
+        src.write_text(text)
+        obj = work / f"{k}.o"
+        if _run(["gcc", *cflags, "-c", str(src), "-o", str(obj)]).returncode != 0:
+            return False
+        objs.append(obj.read_bytes())
+    return objs[0] == objs[1]
+
+
+def mark_equivalents(path: Path, which: str, tree: str) -> None:
+    """Add ``"same_object": true/false`` to each survivor and timeout of a results file."""
+    recs = [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
+    with tempfile.TemporaryDirectory(prefix="ggspec-mut-eq-") as tmp:
+        work = Path(tmp)
+        commit = _snapshot(tree, work / "snap")
+        if which == "native":
+            from ggspec.native import build as nb
+
+            src_dir = Path(nb.SRC_DIR)
+            cflags = ["-fPIC", *nb.DEFAULT_CFLAGS, "-w", f"-I{nb.INCLUDE_DIR}", "-iquote", str(src_dir)]
+        else:
+            from ggspec.conformance.adapters import rc8
+
+            src_dir, _ = rc8.ensure_rc8()
+            cflags = [f for f in rc8.CFLAGS if f != "-shared"] + ["-w", f"-I{src_dir}"]
+        for r in recs:
+            if r["verdict"] in ("survived", "timeout") and r.get("commit", commit) == commit:
+                text = (src_dir / r["file"]).read_text()
+                m = Mutant(r["file"], r["line"], r["column"], r["original"], r["replacement"], r["kind"], r["offset"])
+                r["same_object"] = same_object(cflags, r["file"], text, m.apply(text), work)
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+
+
 def markdown(path: Path) -> str:
     """Counts, kill rate and a table of the survivors and timeouts of a results file (for RESULTS.md)."""
     recs = [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
@@ -708,14 +747,18 @@ def markdown(path: Path) -> str:
         if r["verdict"] in ("survived", "timeout", "error"):
             orig = r["original"].replace("|", "\\|").replace("\n", " ")
             repl = r["replacement"].replace("|", "\\|")
+            same = "equivalent: the same object code" if r.get("same_object") else ""
             lines.append(f"| {r['file']}:{r['line']} | {r['kind']}: `{orig}` → `{repl}` | {r['verdict']} | "
-                         f"{' '.join(r['select'])} | |")
+                         f"{' '.join(r['select'])} | {same} |")
     return "\n".join(lines)
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "summarize":
         print(json.dumps(summarize(Path(sys.argv[2])), indent=1))
+        sys.exit(0)
+    if len(sys.argv) > 4 and sys.argv[1] == "equivalents":  # equivalents RESULTS.jsonl native|rc8 COMMIT
+        mark_equivalents(Path(sys.argv[2]), sys.argv[3], sys.argv[4])
         sys.exit(0)
     if len(sys.argv) > 2 and sys.argv[1] == "markdown":
         print(markdown(Path(sys.argv[2])))
