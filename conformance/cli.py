@@ -422,6 +422,10 @@ def main(argv: list[str] | None = None) -> int:
         signum = exc.signum if isinstance(exc, RunInterrupted) else signal.SIGINT
         print(f"ggspec {args.command}: interrupted by {signal.Signals(signum).name}", file=sys.stderr)
         return 128 + int(signum)
+    except BrokenPipeError:  # `ggspec list | head`: the reader left; stop quietly, as other filters do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
 
 
 def _known_defaults() -> list[str]:
