@@ -35,6 +35,7 @@ def test_every_clause_is_covered() -> None:
 
 
 def test_state_machine_is_registered_as_a_check() -> None:
-    machines = [chk for chk in CHECKS.values() if chk.machine is not None]
-    assert [m.name for m in machines] == ["stateful.lifecycle"]
-    assert set(machines[0].clauses) == {"BUF-4", "BUF-9", "BUF-11", "BUF-13", "BACK-2"}
+    machines = {chk.name: chk for chk in CHECKS.values() if chk.machine is not None}
+    assert sorted(machines) == ["stateful.lifecycle", "stateful.scheduler"]
+    assert set(machines["stateful.lifecycle"].clauses) == {"BUF-4", "BUF-9", "BUF-11", "BUF-13", "BACK-2"}
+    assert {"SCHED-26", "SCHED-32"} <= set(machines["stateful.scheduler"].clauses)
