@@ -27,6 +27,11 @@ directory, never in the repository.
 Verdicts: ``killed`` (the check run exits 1 or 3: a clause failed, crashed or timed out, or the
 target did not load), ``survived`` (exit 0), ``timeout`` (the per-mutant budget ran out),
 ``did not compile``. Kill rate = killed / compiled.
+
+After a run: ``python bench/mutation.py equivalents OUT.jsonl native|rc8 COMMIT`` marks the survivors
+whose object code is identical to the original's (dead or folded code: equivalent), and
+``python bench/mutation.py markdown OUT.jsonl`` prints the counts and the survivors' table for
+bench/RESULTS.md.
 """
 
 from __future__ import annotations
