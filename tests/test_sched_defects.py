@@ -37,15 +37,27 @@ DEFECTS = {
     "GGSPEC_DEFECT_SCHED_EVAL_BATCH": {"SCHED-24"},
 }
 
+#: what a defect may also be seen through: a wrong pass 2 changes every later decision of the
+#: scheduler (passes 3 and 4, each split's inputs and copies, what is queued on each device, the
+#: fallback's plan), so the whole-plan checks of those clauses see it too (the fixtures' plan
+#: check also names pass 1, SCHED-7). Nothing outside the scheduler's plan may be blamed.
+DOWNSTREAM = {
+    "GGSPEC_DEFECT_SCHED_PASS2": {"SCHED-7", "SCHED-12", "SCHED-13", "SCHED-17", "SCHED-19", "SCHED-22", "SCHED-38"},
+    "GGSPEC_DEFECT_SCHED_DEDUP": set(),
+    "GGSPEC_DEFECT_SCHED_EVAL_BATCH": set(),
+}
+
 
 def shrunk_case(detail: str) -> SchedCase | None:
     """The SchedCase of a failure's reproducer (None when the check draws no SchedCase)."""
     found = re.search(r"args=(\{.*\})\)\nEOF", detail, re.DOTALL)
     assert found is not None, f"no reproducer in:\n{detail}"
     namespace: dict[str, Any] = {}
-    exec("from ggspec.conformance.strategies import *\nfrom reference.vdev import *", namespace)  # noqa: S102
+    exec("from ggspec.conformance.strategies import *\nfrom ggspec.reference.vdev import *\n"  # noqa: S102
+         "from ggspec.conformance.sched_scope import ScopeCase", namespace)
     args = eval(found.group(1), namespace)  # noqa: S307 - our own reproducer text
-    cases = [v for v in args.values() if isinstance(v, SchedCase)]
+    cases = [v if isinstance(v, SchedCase) else SchedCase(v.setup, v.graph)
+             for v in args.values() if isinstance(v, SchedCase) or type(v).__name__ == "ScopeCase"]
     return cases[0] if cases else None
 
 
@@ -70,9 +82,14 @@ def test_defect_is_caught_where_it_is_and_shrunk(variant: tuple[str, str]) -> No
     failing_clauses = {c for r in failing for c in r.clauses}
     broken = DEFECTS[define]
     assert failing_clauses & broken, f"{define} went unnoticed: {[r.check for r in failing]}"
-    assert failing_clauses <= broken, (f"{define} is blamed on more than {sorted(broken)}: "
-                                       + "\n".join(f"{r.check} {r.clauses}: {r.detail[:600]}" for r in failing))
-    for r in failing:
+    # caught where it is: some failing check covers only the broken clauses
+    assert any(set(r.clauses) <= broken for r in failing), (define, [(r.check, r.clauses) for r in failing])
+    allowed = broken | DOWNSTREAM[define]
+    assert failing_clauses <= allowed, (f"{define} is blamed on more than {sorted(allowed)}: "
+                                        + "\n".join(f"{r.check} {r.clauses}: {r.detail[:600]}" for r in failing))
+    for r in failing:  # the checks of the broken clauses shrink it (downstream checks may not)
+        if not set(r.clauses) & broken:
+            continue
         case = shrunk_case(r.detail)
         if case is not None:
             assert len(case.graph.spec.nodes) <= MAX_SHRUNK_NODES, (r.check, case.graph.spec.nodes)
