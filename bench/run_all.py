@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.graph_compute import machine, make_target  # noqa: E402
+from bench.graph_compute import _deviation, _ms, machine, make_target  # noqa: E402
 
 SIZES = (64, 128, 256, 512, 1024)
 WEIGHTS = ("F32", "F16", "Q4_0")
@@ -190,15 +190,6 @@ def run_worker(impl: str, threads: int, quick: bool) -> dict[str, Any]:
 
 
 # --- the report ----------------------------------------------------------------------------------------
-
-
-def _ms(s: float) -> str:
-    return f"{s * 1e3:.3f}" if s < 0.01 else f"{s * 1e3:.1f}"
-
-
-def _deviation(sample: list[float], truth: list[float]) -> float:
-    scale = max((abs(v) for v in truth), default=1.0) or 1.0
-    return max((abs(a - b) for a, b in zip(sample, truth, strict=False)), default=0.0) / scale
 
 
 Results = dict[tuple[str, int], dict[str, Any]]
