@@ -1,4 +1,4 @@
-"""CORE-2 to CORE-5: tensors, views and nbytes, as far as the backend API sees them.
+"""CORE-2 to CORE-5, CORE-77: tensors, views and nbytes, as far as the backend API sees them.
 
 A tensor is the C struct's fields that the backend API reads or writes. `data` is an address in
 the world's address space (a buffer's base plus an offset), or None for NULL.
@@ -97,6 +97,18 @@ def contiguous_strides(type_: GGMLType, ne: Sequence[int]) -> list[int]:
     return nb
 
 
+@implements("CORE-77")
+def view_strides(type_: GGMLType, ne: Sequence[int], given: Sequence[int]) -> list[int]:
+    """CORE-77: a view's strides: `nb[0]` the type size, `nb[1 ..]` as given, each one past the
+    given ones `nb[i - 1]·ne[i - 1]` (`ne` padded to four extents)."""
+    strides = contiguous_strides(type_, ne)
+    for i, s in enumerate(given, start=1):
+        strides[i] = int(s)
+    for i in range(max(len(given) + 1, 2), MAX_DIMS):
+        strides[i] = strides[i - 1] * ne[i - 1]
+    return strides
+
+
 def resolved_buffer(t: Tensor) -> Buffer | None:
     """The buffer a tensor's bytes live in: its view_src's for a view, its own otherwise."""
     return t.view_src.buffer if t.view_src is not None else t.buffer
@@ -167,12 +179,7 @@ class Context:
         for i in range(1, len(ne)):
             data_size *= full[i]
         require(data_size + offs <= nbytes(root), "CORE-5")
-        strides = contiguous_strides(a.type, full)
-        for i, s in enumerate(nb, start=1):
-            strides[i] = int(s)
-        for i in range(max(len(ne), 2), MAX_DIMS):  # past the given strides, follow the last one
-            strides[i] = strides[i - 1] * full[i - 1]
-        t = Tensor(self, a.type, full, strides, op=Op.VIEW, view_src=root, view_offs=offs)
+        t = Tensor(self, a.type, full, view_strides(a.type, full, nb), op=Op.VIEW, view_src=root, view_offs=offs)
         t.op_params = struct.pack("<Q", offset)
         t.src[0] = a
         t.name = f"{a.name} (view)"[: MAX_NAME - 1]

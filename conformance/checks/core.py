@@ -5,7 +5,7 @@ from __future__ import annotations
 from ggspec.reference.types import GGMLType, Op, blck_size, type_size
 from hypothesis import strategies as st
 
-from ..harness import Recorder, check
+from ..harness import Recorder, check, example
 from ..strategies import (
     Placement,
     TensorSpec,
@@ -126,3 +126,37 @@ def view_past_the_root(t: Target, rec: Recorder, spec: TensorSpec, excess: int, 
             t.view(first, (k * bs,), (), end - size - first_off)
             return
     t.view(root, (k * bs,), (), end - size)
+
+
+@st.composite
+def _view_shapes(draw: st.DrawFn) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """1 to 4 extents and, per given stride, how many elements it leaves out past the dense one."""
+    dims = draw(st.integers(1, 4), label="view dims")
+    ne = tuple(draw(st.lists(st.integers(1, 3), min_size=dims, max_size=dims), label="ne"))
+    gaps = tuple(draw(st.lists(st.integers(0, 3), min_size=dims - 1, max_size=dims - 1), label="gaps"))
+    return ne, gaps
+
+
+# tensor.c:305, :307 and :308 survived a mutation run: no drawn 3-d view had nb2 != nb1·ne1 with
+# nb[2] and nb[3] compared; here nb1 = 3 elements (not ne0 = 2), nb2 = 8 (not nb1·ne1 = 6)
+@example(type_=int(GGMLType.F32), shape=((2, 2, 2), (1, 2)), offset=1)
+@example(type_=int(GGMLType.F16), shape=((3, 2), (2,)), offset=0)
+@example(type_=int(GGMLType.I8), shape=((2, 3, 2, 2), (1, 0, 3)), offset=2)
+@check("CORE-77", type_=st.sampled_from([int(GGMLType.F32), int(GGMLType.F16), int(GGMLType.I8)]),
+       shape=_view_shapes(), offset=st.integers(0, 3))
+def view_extents_and_strides(t: Target, rec: Recorder, type_: int, shape: tuple[tuple[int, ...], tuple[int, ...]],
+                             offset: int) -> None:
+    """view_Nd with strides that leave gaps: ne padded with 1, nb[1 .. N-1] as given (not
+    checked against each other), each stride past them nb[i-1]·ne[i-1]; and its nbytes."""
+    ne, gaps = shape
+    ts = type_size(GGMLType(type_))
+    nb, stride = [], ts * ne[0]
+    for i, gap in enumerate(gaps, start=1):
+        stride = stride + gap * ts
+        nb.append(stride)
+        stride *= ne[i]
+    span = ts + sum((n - 1) * s for n, s in zip(ne, [ts, *nb], strict=True))
+    root = t.new_tensor(type_, (span // ts + offset,), "root")
+    view = t.view(root, ne, nb, offset * ts)
+    rec("view", t.tensor_info(view))
+    rec("view nbytes", t.nbytes(view))
