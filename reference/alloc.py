@@ -328,14 +328,18 @@ def gallocr_new() -> Gallocr:
     return Gallocr()
 
 
-@implements("ALLOC-10")
+@implements("ALLOC-10", "ALLOC-25")
 @checked
 def gallocr_free(galloc: Gallocr | None) -> None:
-    """ALLOC-10: NULL does nothing."""
+    """ALLOC-10: NULL does nothing. ALLOC-25: everything the allocator allocated for itself goes
+    with it (its own key table, never a borrowed one; its counts; its parse sequence)."""
     if galloc is None:
         return
     if galloc.freed:
         undefined("ALLOC-10", "gallocr_free twice")
+    galloc.hash_set = None  # its own table: a borrowed one was given back after alloc_graph_n (ALLOC-14)
+    galloc.hash_values.clear()
+    galloc.parse_seq.clear()
     galloc.freed = True
 
 

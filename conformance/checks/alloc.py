@@ -10,7 +10,9 @@ compared with the target's).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from ggspec.reference.graph import hash_size
 from ggspec.reference.types import GGMLType, Op
@@ -638,3 +640,69 @@ def cpu_spare_bytes_after_a_compute(t: Target, rec: Recorder, pinned_at_measure:
     rec("nodes", plan(t, run).nodes)
     record_outputs(t, rec, spec, nxt, backends)
     t.sched_free(run.sched)
+
+
+# --- releasing memory (ALLOC-25) ----------------------------------------------------------------
+
+
+def _placed_chain(t: Target) -> tuple[Handle, list[Handle]]:
+    """x -> a = scale(x) -> b = add(a, x) -> c = cont(b), placed once by a measuring allocator
+    that is never freed: the graph and its tensors, which later graph allocators find placed."""
+    x = t.new_tensor(int(GGMLType.F32), (16,), "x")
+    a = t.op("scale", [x], [2.0])
+    b = t.op("add", [a, x], [])
+    c = t.op("cont", [b], [])
+    for y, name in ((a, "a"), (b, "b"), (c, "c")):
+        t.set_name(y, name)
+    g = t.new_graph(64)
+    t.build_forward_expand(g, c)
+    t.gallocr_alloc_graph(t.gallocr_new(), t.tallocr_new_measure(64), g)
+    return g, list(graph_tensors(t, g).values())
+
+
+@check("ALLOC-25", rounds=st.just(1))
+def freeing_allocators_releases_their_memory(t: Target, rec: Recorder, rounds: int) -> None:
+    """A round: a measuring tensor allocator and a graph allocator are made, given a parse
+    sequence, run over an already placed graph by gallocr_alloc_graph (its own key table) and then
+    by gallocr_alloc_graph_n (the caller's table, which replaces it), and freed. Done once through
+    the adapter; then, on a C target, many rounds through its C functions: the heap must not grow
+    with the rounds (deterministic)."""
+    from ._leaks import leaks
+
+    g, tensors = _placed_chain(t)
+    order = parse_sequence(len(t.graph_nodes(g)), "each")
+    hash_size = t.graph_info(g).hash_size
+    for _ in range(rounds):
+        talloc = t.tallocr_new_measure(64)
+        galloc = t.gallocr_new()
+        t.gallocr_set_parse_seq(galloc, order)
+        t.gallocr_alloc_graph(galloc, talloc, g)
+        t.gallocr_alloc_graph_n(galloc, g, hash_size, [(x, talloc) for x in tensors])
+        t.gallocr_free(galloc)
+        t.tallocr_free(talloc)
+
+    def make_round(c: Callable[[str], Any]) -> Callable[[], None]:
+        ct: Any = t  # a C target: its cffi module and prefix
+        seq = ct.ffi.new("int[]", order)
+        hs = c("hash_set_new")(hash_size)  # the caller's table, made once (kept for the process)
+        table = ct.ffi.new(f"{ct.p}tallocr_t[]", int(hs.size))
+        slots = [int(c("hash_find_or_insert")(hs, x)) for x in tensors]
+        new_measure, talloc_free = c("tallocr_new_measure"), c("tallocr_free")
+        new, set_seq, alloc_graph, alloc_graph_n, free = (c("gallocr_new"), c("gallocr_set_parse_seq"),
+                                                          c("gallocr_alloc_graph"), c("gallocr_alloc_graph_n"),
+                                                          c("gallocr_free"))
+
+        def one_round() -> None:
+            talloc = new_measure(64)
+            for s in slots:
+                table[s] = talloc
+            galloc = new()
+            set_seq(galloc, seq, len(order))
+            alloc_graph(galloc, talloc, g)
+            alloc_graph_n(galloc, g, hs, table)
+            free(galloc)
+            talloc_free(talloc)
+
+        return one_round
+
+    rec("the heap grows with the rounds", leaks(t, make_round))
