@@ -11,7 +11,7 @@ from __future__ import annotations
 from ggspec.reference.types import GGMLType, type_size
 from hypothesis import strategies as st
 
-from ..harness import Recorder, add_example, check
+from ..harness import Recorder, add_example, check, example
 from ..strategies import (
     CopyRoute,
     Placement,
@@ -258,6 +258,9 @@ def host_destination_is_got(t: Target, rec: Recorder, route: CopyRoute, spec: Te
 # --- COPY-6, COPY-7: device to device ---------------------------------------------------------
 
 
+# rc.8's ggml-backend.c:471 (the CPU buffer's cpy_tensor answers false after copying) survived a
+# mutation run that left COPY out: pinned, a CPU-to-CPU buffer copy that must answer true
+@example(route=CopyRoute("cpu", "cpu", False, False, None, None), spec=TensorSpec(int(GGMLType.F32), (4,)), seed=7)
 @check("COPY-6", route=copy_routes(routes=("cpu>cpu", "cpu>vdev", "vdev>vdev same", "vdev>vdev other")),
        spec=tensor_specs(), seed=seeds)
 def buffer_copy_tensor_asks_the_destination(t: Target, rec: Recorder, route: CopyRoute, spec: TensorSpec,
@@ -292,6 +295,12 @@ def _uncopyable(draw: st.DrawFn) -> CopyRoute:
                             dst_dev=dst_dev))
 
 
+# rc.8's ggml-backend.c:137 survived a mutation run: no draw copied between two buffers of a device
+# without cpy_tensor (with the test negated rc.8 calls the NULL entry); pinned here
+_NO_CPY = VDevParams(buffer_cpy_tensor=False)
+
+
+@example(route=CopyRoute("vdev", "vdev", True, False, _NO_CPY, _NO_CPY), spec=TensorSpec(int(GGMLType.F32), (4,)), seed=7)
 @check("COPY-7", route=_uncopyable(), spec=tensor_specs(), seed=seeds)
 def slow_copy_stages_through_host(t: Target, rec: Recorder, route: CopyRoute, spec: TensorSpec, seed: int) -> None:
     scene = copy_scene(t, route, spec, seed)
