@@ -5,7 +5,7 @@ from __future__ import annotations
 from ggspec.reference.types import GGMLType, Op, blck_size
 from hypothesis import strategies as st
 
-from ..harness import Recorder, check
+from ..harness import Recorder, check, example
 from ..strategies import (
     GraphSpec,
     Placement,
@@ -290,3 +290,38 @@ def plans_and_the_backend_buffer_do_not_disturb_each_other(t: Target, rec: Recor
     t.backend_graph_plan_free(cpu, plan)
     rec("the first graph again", t.backend_graph_compute(cpu, direct.graph))
     rec("the same results again", _results(t, direct) == before)
+
+
+# rc.8's ggml-backend.c:725 survived a mutation run: a backend made on fresh heap memory finds zeros
+# where cpu_init forgot to write, so only a context on memory a freed backend's context used shows it
+@example(backends=24)
+@check("CPU-17", backends=st.integers(16, 32))
+def new_backends_start_without_work_memory(t: Target, rec: Recorder, backends: int) -> None:
+    """A new backend's work buffer is empty, also when its context is placed on memory a freed
+    backend's context used: `backends` CPU backends compute a MUL_MAT that needs work memory
+    (F16 weights, F32 `b`: CPU-17's lower bound) and are freed; as many new ones are made, and
+    each has an empty buffer, computes the same bytes and is freed."""
+    f16, f32 = int(GGMLType.F16), int(GGMLType.F32)
+    buf = t.buft_alloc_buffer(t.cpu_buffer_type(), 512)
+    w, x = t.new_tensor(f16, (8, 2), "w"), t.new_tensor(f32, (8, 1), "x")
+    y = t.op("mul_mat", [w, x], [])
+    for k, tensor in enumerate((w, x, y)):
+        t.tensor_alloc(buf, tensor, 128 * k)
+    t.tensor_set(w, bytes([0, 0x3C] * 16), 0, 32)  # F16 ones
+    t.tensor_set(x, fill(32, 3), 0, 32)
+    g = t.new_graph(8)
+    t.build_forward_expand(g, y)
+    old = [t.cpu_init() for _ in range(backends)]
+    for b in old:
+        t.backend_graph_compute(b, g)
+    rec("the old backends have work memory", all(t.cpu_work_data(b) != 0 for b in old))
+    for b in old:
+        t.backend_free(b)
+    new = [t.cpu_init() for _ in range(backends)]
+    rec("new backends with an empty buffer", sum(t.cpu_work_size(b) == 0 and t.cpu_work_data(b) == 0 for b in new))
+    results = set()
+    for b in new:
+        t.backend_graph_compute(b, g)
+        results.add(t.tensor_get(y, 0, 8))
+        t.backend_free(b)
+    rec("results", sorted(results))
