@@ -292,8 +292,11 @@ def plans_and_the_backend_buffer_do_not_disturb_each_other(t: Target, rec: Recor
     rec("the same results again", _results(t, direct) == before)
 
 
-# rc.8's ggml-backend.c:725 survived a mutation run: a backend made on fresh heap memory finds zeros
-# where cpu_init forgot to write, so only a context on memory a freed backend's context used shows it
+# rc.8's ggml-backend.c:725 (cpu_init leaves work_data unset) survived a mutation run: the unset
+# pointer shows only when a graph needs work memory or the backend is freed, on a context placed on
+# reused heap memory. glibc hands out such memory (a chunk from its fastbins keeps its old bytes at
+# work_data's offset) in any process that has run a while; the freed backends here add more. With
+# 4 backends or more every run of the mutant aborts (realloc or free of the stale pointer).
 @example(backends=24)
 @check("CPU-17", backends=st.integers(16, 32))
 def new_backends_start_without_work_memory(t: Target, rec: Recorder, backends: int) -> None:
