@@ -11,27 +11,40 @@ lines are skipped) and lists every single-site mutation of these kinds:
   ``return x;`` made ``return 0;``;
 - ``negate``: an if-condition inverted (``if (c)`` → ``if (!(c))``).
 
-Each mutant is one `Mutant` record (file, line, column, original, replacement, kind);
-`sample` draws a deterministic subset for a seed, with weights per file, so the scheduler,
-copies and bounds checks get most of the mutants.
+Each mutant is one `Mutant` record, named ``FILE#K`` (the K-th mutant of FILE in text order);
+`Planner.planned` draws a deterministic subset for a seed, with a quota per file (scheduler,
+copies and bounds checks first), and gives each mutant its check selection: native's by file,
+rc.8's ggml-backend.c by the function the mutant is in, by its name or else by the names of its
+callers (`function_areas`). native's test instrumentation (the ``*_debug_*`` accessors only the
+suite calls) is not in the plan.
 
-Running (``python bench/mutation.py native …`` / ``… rc8 …``) compiles the unmutated objects
-once in a temporary directory; per mutant only the mutated ``.c`` is recompiled and the shared
-module relinked. A native mutant runs as ``ggspec check --target native`` through
-``GGSPEC_NATIVE_MODULE=<dir>:<module>``; an rc.8 mutant as ``ggspec check --target rc8`` with the
-mutated ``libwsp_ggml_rc8.so`` found first through ``LD_LIBRARY_PATH`` (the adapter module is the
-rc8 target's own, linked with ``-l:libwsp_ggml_rc8.so`` and a RUNPATH, which ``LD_LIBRARY_PATH``
-overrides), so the adapter is built once. Mutants and rc.8 sources live only in the temporary
-directory, never in the repository.
+Commands (``python bench/mutation.py --help``):
 
-Verdicts: ``killed`` (the check run exits 1 or 3: a clause failed, crashed or timed out, or the
-target did not load), ``survived`` (exit 0), ``timeout`` (the per-mutant budget ran out),
-``did not compile``. Kill rate = killed / compiled.
+``run native|rc8 --out OUT.jsonl`` compiles the unmutated objects once in a temporary directory
+(sources and suite from a snapshot of ``--tree``, default HEAD); per mutant only the mutated
+``.c`` is recompiled and the library relinked. **Trivial compiler equivalence** first: a mutant
+whose object is byte-identical to the unmutated source's (same path, same flags, no debug info)
+is ``equivalent`` without running anything, and is left out of the second kill rate. The others
+go through **two stages**: stage 1 runs the mutant's selection at ``--stage1-examples`` (2) a
+check, stopped at the first failing check; only its survivors get stage 2, ``--stage2-size``
+(``ci``: 40 examples a check), also stopped at the first failure, within ``--budget2`` seconds.
+A check that kills a mutant is first run against the unmutated build with the same settings; if
+that fails too, the check is deselected and the mutant run again. Verdicts: ``killed`` (in either
+stage: a check failed, crashed or timed out, or the target did not load), ``survived``,
+``timeout`` (the mutant's budget ran out before the selection finished), ``did not compile``,
+``equivalent`` (same object code). ``run … --rerun OLD.jsonl`` reruns only OLD's survivors on the
+tree given (a newer commit), writing OLD's records with those replaced (each keeps
+``first_commit`` and ``first_verdict``).
 
-After a run: ``python bench/mutation.py equivalents OUT.jsonl native|rc8 COMMIT`` marks the survivors
-whose object code is identical to the original's (dead or folded code: equivalent), and
-``python bench/mutation.py markdown OUT.jsonl`` prints the counts and the survivors' table for
-bench/RESULTS.md.
+``one native|rc8 SITE --dir DIR`` builds ONE mutant of the working tree's sources (SITE:
+``FILE#K`` from ``list --all``, or ``FILE:LINE[:COL]`` with ``--kind``/``--replacement`` where
+several are there) and the unmutated build into DIR, and prints the command that runs the suite
+against each: ``GGSPEC_NATIVE_MODULE=DIR/mutant:_ggspec_mutant ggspec check --target native …``,
+or ``LD_LIBRARY_PATH=DIR/mutant ggspec check --target rc8 …`` (the rc8 adapter's module links
+``libwsp_ggml_rc8.so`` by name with a RUNPATH, which LD_LIBRARY_PATH overrides). ``list`` names
+the mutants; ``markdown OUT.jsonl [--notes NOTES.json]`` prints the counts, both kill rates and
+the survivors' table for bench/RESULTS.md. Mutants and rc.8's sources live only in temporary
+directories (or DIR), never in the repository.
 """
 
 from __future__ import annotations
@@ -58,7 +71,8 @@ KINDS = ("cmp", "const", "swap", "delete", "negate")
 
 @dataclasses.dataclass(frozen=True)
 class Mutant:
-    """One mutation: `original` at (line, column) of `file` (both 1-based) becomes `replacement`."""
+    """One mutation: `original` at (line, column) of `file` (both 1-based) becomes `replacement`;
+    `index` is its place among all the mutants of `file` in text order (its name is `file#index`)."""
 
     file: str
     line: int
@@ -67,15 +81,24 @@ class Mutant:
     replacement: str
     kind: str
     offset: int  # character offset of `original` in the file's text
+    index: int = -1
+
+    @property
+    def ident(self) -> str:
+        return f"{self.file}#{self.index}"
 
     def apply(self, text: str) -> str:
-        """The mutated text (raises ValueError if `original` is not at `offset`)."""
+        """The mutated text (raises ValueError if `original` is not at `offset`). A deleted statement
+        that spans lines leaves its line breaks, so that every later line keeps its number (and
+        ``__LINE__`` its value: trivial compiler equivalence compares object code)."""
         if text[self.offset:self.offset + len(self.original)] != self.original:
             raise ValueError(f"{self.file}:{self.line}:{self.column}: {self.original!r} is not there")
-        return text[:self.offset] + self.replacement + text[self.offset + len(self.original):]
+        pad = "\n" * (self.original.count("\n") - self.replacement.count("\n"))
+        return text[:self.offset] + self.replacement + pad + text[self.offset + len(self.original):]
 
     def describe(self) -> str:
-        return f"{self.file}:{self.line}:{self.column} {self.kind}: `{self.original}` → `{self.replacement}`"
+        orig, repl = " ".join(self.original.split()), " ".join(self.replacement.split())
+        return f"{self.file}:{self.line}:{self.column} {self.kind}: `{orig}` → `{repl}`"
 
 
 # -- lexing -------------------------------------------------------------------------------------
@@ -316,7 +339,7 @@ def generate_mutants(text: str, file: str) -> list[Mutant]:
     out: list[Mutant] = []
     for offset, original, replacement, kind in _sites(text, tokens(text)):
         line, col = _line_col(text, offset)
-        out.append(Mutant(file, line, col, original, replacement, kind, offset))
+        out.append(Mutant(file, line, col, original, replacement, kind, offset, len(out)))
     return out
 
 
@@ -329,13 +352,12 @@ def sample(mutants: Sequence[Mutant], n: int, seed: int) -> list[Mutant]:
     return [mutants[i] for i in picked]
 
 
-# -- building -----------------------------------------------------------------------------------
+# -- the plan -----------------------------------------------------------------------------------
 
 NATIVE_MODULE = "_ggspec_mutant"
 
-# native source → the areas whose checks exercise it (--select)
+# native source → (mutants drawn, the areas whose checks exercise it: --select)
 NATIVE_PLAN: dict[str, tuple[int, tuple[str, ...]]] = {
-    # file: (mutants, selection)
     "sched.c": (60, ("SCHED",)),
     "copy.c": (25, ("COPY",)),
     "tdata.c": (25, ("TDATA",)),
@@ -353,120 +375,51 @@ RC8_PLAN: dict[str, tuple[int, tuple[str, ...]]] = {
     "ggml-backend.c": (110, ()),  # selection: by the function the mutant is in, see rc8_selection
     "ggml-alloc.c": (40, ("ALLOC", "SCHED")),
 }
+# native's test instrumentation, left out of the plan: the accessors only the suite calls to read the
+# scheduler's private state (the rc8 adapter reads the same state from rc.8's structs in Python, and
+# adapter code is not mutated either). Code under #ifdef (fault injection, planted defects) stays in
+# the plan: it compiles to the same object code, so trivial compiler equivalence reports it.
+NATIVE_EXCLUDED_FUNCTIONS = re.compile(r"_debug_")
 
 
-def _run(cmd: Sequence[str], cwd: str | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(cmd), cwd=cwd, capture_output=True, text=True, timeout=timeout)
+def function_spans(text: str) -> list[tuple[str, int, int]]:
+    """(name, start, end) of each top-level function definition of C source `text`: `end` is the
+    offset after its closing brace."""
+    toks = tokens(text)
+    spans: list[tuple[str, int, int]] = []
+    level = 0
+    for i, t in enumerate(toks):
+        if t.text == "{":
+            if level == 0 and i > 0 and toks[i - 1].text == ")":
+                j = _match_back(toks, i - 1)
+                if j > 0 and toks[j - 1].kind == "id" and toks[j - 1].text not in _KEYWORDS:
+                    spans.append((toks[j - 1].text, toks[j - 1].offset, -1))
+            level += 1
+        elif t.text == "}":
+            level -= 1
+            if level == 0 and spans and spans[-1][2] < 0:
+                name, start, _ = spans[-1]
+                spans[-1] = (name, start, t.offset + 1)
+    return [s for s in spans if s[2] > 0]
 
 
-class NativeBuild:
-    """The native module's objects, compiled once; `relink` swaps in one mutated source."""
-
-    def __init__(self, work: Path) -> None:
-        from ggspec.native import build as nb
-
-        self.nb = nb
-        self.work = work
-        self.objdir = work / "obj"
-        self.moddir = work / "mod"
-        self.objdir.mkdir(parents=True)
-        self.moddir.mkdir(parents=True)
-        ffi = nb.make_ffibuilder(NATIVE_MODULE)
-        wrapper = work / f"{NATIVE_MODULE}.c"
-        ffi.emit_c_code(str(wrapper))
-        self.cflags = ["-fPIC", *nb.DEFAULT_CFLAGS, "-w", f"-I{nb.INCLUDE_DIR}", f"-I{sysconfig.get_paths()['include']}"]
-        self.objs: dict[str, Path] = {}
-        for src in [str(wrapper), *(os.path.join(nb.SRC_DIR, s) for s in nb.SOURCES)]:
-            obj = self.objdir / (Path(src).stem + ".o")
-            proc = _run(["gcc", *self.cflags, "-c", src, "-o", str(obj)])
-            if proc.returncode != 0:
-                raise RuntimeError(f"the unmutated {src} does not compile:\n{proc.stderr}")
-            self.objs[Path(src).name] = obj
-        self.suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
-
-    def relink(self, file: str, text: str | None) -> tuple[bool, str]:
-        """Build the module with `file` replaced by `text` (None: unmutated); (ok, compiler errors)."""
-        objs = dict(self.objs)
-        if text is not None:
-            src = self.work / "mutsrc" / file
-            src.parent.mkdir(exist_ok=True)
-            src.write_text(text)
-            obj = self.work / "mutsrc" / (Path(file).stem + ".o")
-            # its neighbours' "headers" from the original directory (-iquote: native/src/assert.h must
-            # not shadow the system's <assert.h>)
-            proc = _run(["gcc", *self.cflags, "-iquote", self.nb.SRC_DIR, "-c", str(src), "-o", str(obj)])
-            if proc.returncode != 0:
-                return False, proc.stderr
-            objs[file] = obj
-        out = self.moddir / f"{NATIVE_MODULE}{self.suffix}"
-        tmp = self.moddir / ".tmp.so"
-        proc = _run(["gcc", "-shared", *map(str, objs.values()), "-o", str(tmp), "-lm", "-lpthread"])
-        if proc.returncode != 0:
-            return False, proc.stderr
-        os.replace(tmp, out)
-        return True, ""
-
-    def env(self) -> dict[str, str]:
-        return {"GGSPEC_NATIVE_MODULE": f"{self.moddir}:{NATIVE_MODULE}"}
+def enclosing_function(text: str, offset: int) -> str:
+    """The name of the function definition the offset is in ('' outside any)."""
+    for name, start, end in function_spans(text):
+        if start <= offset < end:
+            return name
+    return ""
 
 
-class Rc8Build:
-    """rc.8's four objects, compiled once; `relink` swaps in one mutated source."""
-
-    def __init__(self, work: Path, cpp: Path) -> None:
-        from ggspec.conformance.adapters import rc8
-
-        self.rc8 = rc8
-        self.cpp = cpp
-        self.work = work
-        self.objdir = work / "obj"
-        self.libdir = work / "lib"
-        self.objdir.mkdir(parents=True)
-        self.libdir.mkdir(parents=True)
-        self.cflags = [f for f in rc8.CFLAGS if f != "-shared"] + ["-w", f"-I{cpp}"]
-        self.objs: dict[str, Path] = {}
-        for s in rc8.SOURCES:
-            obj = self.objdir / (Path(s).stem + ".o")
-            proc = _run(["gcc", *self.cflags, "-c", str(cpp / s), "-o", str(obj)])
-            if proc.returncode != 0:
-                raise RuntimeError(f"rc.8's {s} does not compile:\n{proc.stderr}")
-            self.objs[s] = obj
-
-    def relink(self, file: str, text: str | None) -> tuple[bool, str]:
-        objs = dict(self.objs)
-        if text is not None:
-            src = self.work / "mutsrc" / file
-            src.parent.mkdir(exist_ok=True)
-            src.write_text(text)
-            obj = self.work / "mutsrc" / (Path(file).stem + ".o")
-            proc = _run(["gcc", *self.cflags, "-c", str(src), "-o", str(obj)])
-            if proc.returncode != 0:
-                return False, proc.stderr
-            objs[file] = obj
-        tmp = self.libdir / ".tmp.so"
-        proc = _run(["gcc", "-shared", *map(str, objs.values()), "-o", str(tmp), *self.rc8.LIBS])
-        if proc.returncode != 0:
-            return False, proc.stderr
-        os.replace(tmp, self.libdir / self.rc8.LIBNAME)
-        return True, ""
-
-    def assert_loaded(self) -> None:
-        """The rc8 target, made with `env()`, maps the library of `libdir`, not the cache's."""
-        code = ("from ggspec.conformance.adapters import make_target, prepare_target; prepare_target('rc8'); "
-                "make_target('rc8'); print(open('/proc/self/maps').read())")
-        proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, **self.env()}, capture_output=True,
-                              text=True, timeout=600)
-        if str(self.libdir / self.rc8.LIBNAME) not in proc.stdout:
-            raise RuntimeError(f"the rc8 target did not load {self.libdir / self.rc8.LIBNAME}:\n{proc.stderr[-2000:]}")
-
-    def env(self) -> dict[str, str]:
-        return {"LD_LIBRARY_PATH": f"{self.libdir}:{os.environ.get('LD_LIBRARY_PATH', '')}".rstrip(":")}
+def in_plan(which: str, text: str, m: Mutant) -> bool:
+    """Whether the mutant is drawn from at all (native's test instrumentation is not)."""
+    return which != "native" or not NATIVE_EXCLUDED_FUNCTIONS.search(enclosing_function(text, m.offset))
 
 
-# rc.8's ggml-backend.c: which checks exercise the function a line is in
+# rc.8's ggml-backend.c: which checks exercise the function a line is in, by the function's name
 _RC8_FN_AREAS = (
     (re.compile(r"sched|split|hash|node_backend|tensor_backend|sched_"), ("SCHED",)),
-    (re.compile(r"graph_copy|copy_graph|graph_copy_"), ("GCOPY",)),
+    (re.compile(r"graph_copy|copy_graph|graph_copy_|compare_graph"), ("GCOPY",)),
     (re.compile(r"tensor_copy"), ("COPY",)),
     (re.compile(r"tensor_set|tensor_get|tensor_memset"), ("TDATA",)),
     (re.compile(r"buffer_type|buft"), ("BUFT", "BUF")),
@@ -475,38 +428,319 @@ _RC8_FN_AREAS = (
     (re.compile(r"registry|reg_"), ("REG",)),
     (re.compile(r"view_init|tensor_alloc|alloc_ctx"), ("TDATA", "ALLOC")),
 )
+_RC8_DEFAULT = ("BACK", "BUF", "TDATA")
 
 
-def enclosing_function(text: str, offset: int) -> str:
-    """The name of the function definition the offset is in (a top-level `name(...) {` before it)."""
-    best = ""
-    for m in re.finditer(r"^[A-Za-z_][\w \t\*]*?\b(\w+)\s*\([^;{]*\)\s*\{", text[:offset], re.MULTILINE):
-        best = m.group(1)
-    return best
-
-
-def rc8_selection(file: str, text: str, m: Mutant) -> tuple[str, ...]:
-    if file != "ggml-backend.c":
-        return RC8_PLAN[file][1]
-    fn = enclosing_function(text, m.offset)
+def _areas_by_name(fn: str) -> tuple[str, ...]:
     for pattern, areas in _RC8_FN_AREAS:
         if pattern.search(fn):
             return areas
-    return ("BACK", "BUF", "TDATA")
+    return ()
+
+
+def function_areas(text: str) -> dict[str, tuple[str, ...]]:
+    """Each function of rc.8's ggml-backend.c → the areas whose checks reach it: by its name, else
+    by the names of the functions that call it (transitively: a helper such as is_view_op, called
+    from the scheduler's passes and graph_copy, gets SCHED and GCOPY), and a public
+    ``wsp_ggml_backend_*`` function also BACK+BUF+TDATA (the default when nothing else maps)."""
+    spans = function_spans(text)
+    callers: dict[str, set[str]] = {name: set() for name, _, _ in spans}
+    for name, start, end in spans:
+        body_ids = {t.text for t in tokens(text[start:end]) if t.kind == "id"}
+        for callee in callers:
+            if callee != name and callee in body_ids:
+                callers[callee].add(name)
+    out: dict[str, tuple[str, ...]] = {}
+    for name in callers:
+        areas: set[str] = set(_areas_by_name(name))
+        seen, frontier = {name}, [name]
+        while not areas and frontier:  # breadth-first up the callers until one maps to an area
+            nxt = []
+            for f in frontier:
+                for c in sorted(callers.get(f, ())):
+                    if c not in seen:
+                        seen.add(c)
+                        nxt.append(c)
+            for c in nxt:
+                areas |= set(_areas_by_name(c))
+            frontier = nxt
+        if not _areas_by_name(name) and name.startswith("wsp_ggml_backend_"):
+            areas |= set(_RC8_DEFAULT)
+        out[name] = tuple(sorted(areas)) if areas else _RC8_DEFAULT
+    return out
+
+
+class Planner:
+    """The mutants of one target's sources and each one's check selection."""
+
+    def __init__(self, which: str, sources: dict[str, str]) -> None:
+        self.which = which
+        self.sources = sources
+        self.plan = NATIVE_PLAN if which == "native" else RC8_PLAN
+        self.all = {f: generate_mutants(sources[f], f) for f in self.plan}
+        self._fn_areas = function_areas(sources["ggml-backend.c"]) if which == "rc8" else {}
+
+    def selection(self, m: Mutant) -> tuple[str, ...]:
+        if self.which == "rc8" and m.file == "ggml-backend.c":
+            return self._fn_areas.get(enclosing_function(self.sources[m.file], m.offset), _RC8_DEFAULT)
+        return self.plan[m.file][1]
+
+    def planned(self, seed: int, scale: float) -> list[Mutant]:
+        chosen: list[Mutant] = []
+        for file, (n, _) in self.plan.items():
+            pool = [m for m in self.all[file] if in_plan(self.which, self.sources[file], m)]
+            chosen += sample(pool, max(1, round(n * scale)), seed)
+        rng = random.Random(seed)
+        rng.shuffle(chosen)  # so that a run cut short by its total budget still spreads over the files
+        return chosen
+
+    def find(self, site: str, kind: str | None = None, replacement: str | None = None) -> Mutant:
+        """The mutant named `FILE#K` (the K-th of FILE, as `list` numbers them) or `FILE:LINE[:COL]`
+        (with `kind` / `replacement` to choose among several there)."""
+        if "#" in site:
+            file, k = site.split("#", 1)
+            if file not in self.all or not k.isdigit() or int(k) >= len(self.all[file]):
+                raise SystemExit(f"no mutant {site} (files: {', '.join(self.all)}; see `list --all`)")
+            return self.all[file][int(k)]
+        parts = site.split(":")
+        if len(parts) not in (2, 3) or parts[0] not in self.all or not all(p.isdigit() for p in parts[1:]):
+            raise SystemExit(f"bad site {site!r}: FILE#K or FILE:LINE[:COL], FILE one of {', '.join(self.all)}")
+        line, col = int(parts[1]), int(parts[2]) if len(parts) == 3 else None
+        hits = [m for m in self.all[parts[0]] if m.line == line and (col is None or m.column == col)
+                and (kind is None or m.kind == kind) and (replacement is None or m.replacement.strip() == replacement.strip())]
+        if len(hits) != 1:
+            listing = "\n".join(f"  {m.ident}  {m.describe()}" for m in hits) or "  (none)"
+            raise SystemExit(f"{len(hits)} mutants match {site} kind={kind} replacement={replacement}:\n{listing}\n"
+                             "name one as FILE#K, or add --kind / --replacement / the column")
+        return hits[0]
+
+
+# -- building -----------------------------------------------------------------------------------
+
+def _run(cmd: Sequence[str], cwd: str | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(cmd), cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+class Build:
+    """The unmutated objects of a target, compiled once into `work/obj`; `compile` builds one
+    mutated source (in `work/mutsrc`, with the original's flags), `same_object` compares its object
+    with the unmutated source compiled the same way (trivial compiler equivalence), `link` makes
+    the library or module with some objects replaced into a folder, `env` says how to run it."""
+
+    src_dir: Path
+    cflags: list[str]
+    sources: tuple[str, ...]
+    target: str
+
+    def __init__(self, work: Path) -> None:
+        self.work = work
+        self.objs: dict[str, Path] = {}
+        self._tce: dict[str, bytes] = {}
+        (work / "obj").mkdir(parents=True, exist_ok=True)
+        (work / "mutsrc").mkdir(exist_ok=True)
+        (work / "tce").mkdir(exist_ok=True)
+
+    def _compile_originals(self, extra: Sequence[Path] = ()) -> None:
+        for src in [*extra, *(self.src_dir / s for s in self.sources)]:
+            obj = self.work / "obj" / (src.stem + ".o")
+            proc = _run(["gcc", *self.cflags, "-c", str(src), "-o", str(obj)])
+            if proc.returncode != 0:
+                raise RuntimeError(f"the unmutated {src} does not compile:\n{proc.stderr}")
+            self.objs[src.name] = obj
+
+    def _mutflags(self) -> list[str]:
+        # the object of a source in work/mutsrc: its own directory's headers from src_dir; its
+        # __FILE__ as the original's (assert messages name the original path)
+        return [*self.cflags, f"-ffile-prefix-map={self.work / 'mutsrc'}={self.src_dir}"]
+
+    def compile(self, file: str, text: str, dest: Path) -> tuple[bool, str]:
+        src = self.work / "mutsrc" / file
+        src.write_text(text)
+        proc = _run(["gcc", *self._mutflags(), "-c", str(src), "-o", str(dest)])
+        return proc.returncode == 0, proc.stderr
+
+    def same_object(self, file: str, obj: Path) -> bool:
+        """Whether `obj` (a mutant of `file` from `compile`) is byte-identical to the unmutated
+        `file` compiled from the same path with the same flags (no -g: there is no debug info to
+        differ)."""
+        if file not in self._tce:
+            ref = self.work / "tce" / (Path(file).stem + ".o")
+            ok, err = self.compile(file, (self.src_dir / file).read_text(), ref)
+            if not ok:
+                raise RuntimeError(f"the unmutated {file} does not compile from {self.work / 'mutsrc'}:\n{err}")
+            self._tce[file] = ref.read_bytes()
+        return obj.read_bytes() == self._tce[file]
+
+    def link(self, dest: Path, replaced: dict[str, Path]) -> tuple[bool, str]:
+        raise NotImplementedError
+
+    def env(self, dest: Path) -> dict[str, str]:
+        raise NotImplementedError
+
+    def env_text(self, dest: Path) -> str:
+        return " ".join(f"{k}={v}" for k, v in self.env(dest).items())
+
+    def check_loaded(self, dest: Path) -> None:
+        """Fail unless the target, run with `env(dest)`, uses the build in `dest`."""
+
+
+class NativeBuild(Build):
+    """native/src/*.c and the cffi wrapper, linked as the module `_ggspec_mutant`, run as
+    ``--target native`` with ``GGSPEC_NATIVE_MODULE=<dir>:_ggspec_mutant``."""
+
+    target = "native"
+
+    def __init__(self, work: Path) -> None:
+        super().__init__(work)
+        from ggspec.native import build as nb
+
+        self.nb = nb
+        self.src_dir = Path(nb.SRC_DIR)
+        self.sources = tuple(nb.SOURCES)
+        ffi = nb.make_ffibuilder(NATIVE_MODULE)
+        wrapper = work / f"{NATIVE_MODULE}.c"
+        ffi.emit_c_code(str(wrapper))
+        # -iquote: a mutated source finds its neighbours' headers, and native/src/assert.h does not
+        # shadow the system's <assert.h>
+        self.cflags = ["-fPIC", *nb.DEFAULT_CFLAGS, "-w", f"-I{nb.INCLUDE_DIR}", f"-I{sysconfig.get_paths()['include']}",
+                       "-iquote", str(self.src_dir)]
+        self.suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+        self._compile_originals([wrapper])
+
+    def link(self, dest: Path, replaced: dict[str, Path]) -> tuple[bool, str]:
+        dest.mkdir(parents=True, exist_ok=True)
+        objs = {**self.objs, **replaced}
+        tmp = dest / ".tmp.so"
+        proc = _run(["gcc", "-shared", *map(str, objs.values()), "-o", str(tmp), "-lm", "-lpthread"])
+        if proc.returncode != 0:
+            return False, proc.stderr
+        os.replace(tmp, dest / f"{NATIVE_MODULE}{self.suffix}")
+        return True, ""
+
+    def env(self, dest: Path) -> dict[str, str]:
+        return {"GGSPEC_NATIVE_MODULE": f"{dest}:{NATIVE_MODULE}"}
+
+    def check_loaded(self, dest: Path) -> None:
+        code = f"import sys; from ggspec.native import load_lib; load_lib(); print(sys.modules['{NATIVE_MODULE}'].__file__)"
+        proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, **self.env(dest)}, capture_output=True,
+                              text=True, timeout=600)
+        if not proc.stdout.strip().startswith(str(dest)):
+            raise RuntimeError(f"the native target did not load the module in {dest}: {proc.stdout} {proc.stderr[-2000:]}")
+
+
+class Rc8Build(Build):
+    """rc.8's four sources, linked as `libwsp_ggml_rc8.so`, run as ``--target rc8`` with that
+    folder first on ``LD_LIBRARY_PATH`` (the rc8 adapter's module links the library by name with a
+    RUNPATH, which LD_LIBRARY_PATH overrides), so the adapter module is built once."""
+
+    target = "rc8"
+
+    def __init__(self, work: Path, cpp: Path) -> None:
+        super().__init__(work)
+        from ggspec.conformance.adapters import rc8
+
+        self.rc8 = rc8
+        self.src_dir = cpp
+        self.sources = tuple(rc8.SOURCES)
+        self.cflags = [f for f in rc8.CFLAGS if f != "-shared"] + ["-w", f"-I{cpp}"]
+        self._compile_originals()
+
+    def link(self, dest: Path, replaced: dict[str, Path]) -> tuple[bool, str]:
+        dest.mkdir(parents=True, exist_ok=True)
+        objs = {**self.objs, **replaced}
+        tmp = dest / ".tmp.so"
+        proc = _run(["gcc", "-shared", *map(str, objs.values()), "-o", str(tmp), *self.rc8.LIBS])
+        if proc.returncode != 0:
+            return False, proc.stderr
+        os.replace(tmp, dest / self.rc8.LIBNAME)
+        return True, ""
+
+    def env(self, dest: Path) -> dict[str, str]:
+        return {"LD_LIBRARY_PATH": f"{dest}:{os.environ.get('LD_LIBRARY_PATH', '')}".rstrip(":")}
+
+    def env_text(self, dest: Path) -> str:
+        return f"LD_LIBRARY_PATH={dest}"
+
+    def check_loaded(self, dest: Path) -> None:
+        code = ("from ggspec.conformance.adapters import make_target, prepare_target; prepare_target('rc8'); "
+                "make_target('rc8'); print(open('/proc/self/maps').read())")
+        proc = subprocess.run([sys.executable, "-c", code], env={**os.environ, **self.env(dest)}, capture_output=True,
+                              text=True, timeout=600)
+        if str(dest / self.rc8.LIBNAME) not in proc.stdout:
+            raise RuntimeError(f"the rc8 target did not load {dest / self.rc8.LIBNAME}:\n{proc.stderr[-2000:]}")
+
+
+def make_build(which: str, work: Path) -> tuple[Build, dict[str, str]]:
+    """The target's build in `work` and its planned sources' texts."""
+    build: Build
+    if which == "native":
+        build = NativeBuild(work)
+        files = NATIVE_PLAN
+    else:
+        from ggspec.conformance.adapters.rc8 import ensure_rc8
+
+        cpp, _ = ensure_rc8()
+        build = Rc8Build(work, cpp)
+        files = RC8_PLAN
+    return build, {f: (build.src_dir / f).read_text() for f in files}
+
+
+def plan_sources(which: str) -> dict[str, str]:
+    """The planned sources' texts without building anything."""
+    if which == "native":
+        from ggspec.native import build as nb
+
+        return {f: Path(nb.SRC_DIR, f).read_text() for f in NATIVE_PLAN}
+    from ggspec.conformance.adapters.rc8 import ensure_rc8
+
+    cpp, _ = ensure_rc8()
+    return {f: (cpp / f).read_text() for f in RC8_PLAN}
 
 
 # -- running ------------------------------------------------------------------------------------
 
-def run_check(env_extra: dict[str, str], target: str, select: Sequence[str], args: argparse.Namespace,
-              out_json: Path, deselect: Sequence[str] = ()) -> tuple[str, float, str]:
-    """Run the suite against the mutant; (verdict, seconds, why)."""
-    cmd = ["nice", "-n", str(args.nice), sys.executable, "-m", "ggspec.conformance", "check", "--target", target,
-           "--max-examples", str(args.max_examples), "--seed", str(args.seed), "--timeout", str(args.timeout),
-           "--workers", str(args.workers), "--quiet", "--no-c-reproducers", "--json", str(out_json)]
+@dataclasses.dataclass(frozen=True)
+class Stage:
+    """The settings of one `ggspec check` run against a mutant."""
+
+    name: str
+    examples: int | None  # --max-examples, or None for `size`
+    size: str
+    budget: float  # seconds the whole run may take
+    timeout: float  # --timeout, per example
+    stop_early: bool
+    seed: int
+    workers: int
+    nice: int
+
+    def describe(self) -> str:
+        n = f"--max-examples {self.examples}" if self.examples is not None else f"--size {self.size}"
+        return f"{n} --seed {self.seed} --timeout {self.timeout:g}"
+
+
+@dataclasses.dataclass
+class Outcome:
+    verdict: str  # killed | survived | timeout | error
+    seconds: float
+    why: str = ""
+    killer: str = ""  # the check that failed first
+
+
+def check_command(target: str, select: Sequence[str], stage: Stage, deselect: Sequence[str] = ()) -> list[str]:
+    cmd = [sys.executable, "-m", "ggspec.conformance", "check", "--target", target, "--seed", str(stage.seed),
+           "--timeout", f"{stage.timeout:g}", "--workers", str(stage.workers), "--quiet", "--no-c-reproducers"]
+    cmd += ["--max-examples", str(stage.examples)] if stage.examples is not None else ["--size", stage.size]
     for s in select:
         cmd += ["--select", s]
     for s in deselect:
         cmd += ["--deselect", s]
+    return cmd
+
+
+def run_check(env_extra: dict[str, str], target: str, select: Sequence[str], stage: Stage, out_json: Path,
+              deselect: Sequence[str] = ()) -> Outcome:
+    """Run the suite against a build; stopped at the first failing check when `stage.stop_early`."""
+    cmd = ["nice", "-n", str(stage.nice), *check_command(target, select, stage, deselect), "--json", str(out_json)]
     env = {**os.environ, **env_extra, "GGSPEC_REPRO_DIR": str(out_json.parent / "repro")}
     stream = out_json.with_suffix(".jsonl")
     for stale in (out_json, stream):
@@ -515,60 +749,179 @@ def run_check(env_extra: dict[str, str], target: str, select: Sequence[str], arg
     log = out_json.with_suffix(".log")
     with open(log, "w", encoding="utf-8") as logf:
         proc = subprocess.Popen(cmd, env=env, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
-        # stop at the first failing check (the streamed report has it as soon as it finishes)
-        while proc.poll() is None:
-            if time.monotonic() - t0 > args.budget:
+        try:
+            while proc.poll() is None:
+                if time.monotonic() - t0 > stage.budget:
+                    done = _finished(stream)
+                    return Outcome("timeout", time.monotonic() - t0, f"budget {stage.budget:g}s ({done} checks finished)")
+                first = _first_failure(stream) if stage.stop_early else None
+                if first is not None:
+                    return Outcome("killed", time.monotonic() - t0, f"{first[0]} ({first[1]})", first[0])
+                time.sleep(0.3)
+        finally:
+            if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-                return "timeout", time.monotonic() - t0, f"budget {args.budget}s"
-            first = _first_failure(stream) if args.stop_early else None
-            if first is not None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-                return "killed", time.monotonic() - t0, first
-            time.sleep(0.3)
     dt = time.monotonic() - t0
     out = log.read_text(errors="replace")
     if proc.returncode == 0:
-        return "survived", dt, ""
+        return Outcome("survived", dt)
     if proc.returncode in (1, 3):
         # killed only with a report that says so: an exit 1 of a broken harness is an error
         try:
             report = json.loads(out_json.read_text())
         except (OSError, ValueError):
-            return "error", dt, f"exit {proc.returncode} without a report: {out[-300:]}"
-        bad = [c.get("name") for c in report.get("checks", [])
+            return Outcome("error", dt, f"exit {proc.returncode} without a report: {out[-300:]}")
+        bad = [str(c.get("name")) for c in report.get("checks", [])
                if isinstance(c, dict) and c.get("status") not in ("pass", "unsupported", "xfail", "skip")]
-        if proc.returncode == 3 or report.get("load_error") or bad:
-            return "killed", dt, ",".join(str(b) for b in bad[:5]) or str(report.get("load_error"))[:200]
-        return "error", dt, f"exit {proc.returncode}, no failing check in the report"
-    return "error", dt, f"exit {proc.returncode}: {out[-300:]}"
+        if bad:
+            return Outcome("killed", dt, ",".join(bad[:5]), bad[0])
+        if proc.returncode == 3 or report.get("load_error"):
+            return Outcome("killed", dt, f"did not load: {str(report.get('load_error'))[:200]}", "(load)")
+        return Outcome("error", dt, f"exit {proc.returncode}, no failing check in the report")
+    return Outcome("error", dt, f"exit {proc.returncode}: {out[-300:]}")
 
 
-def _first_failure(stream: Path) -> str | None:
-    """`check (status)` of the first failed, crashed or timed-out check in a streamed report, or None."""
+def _stream_records(stream: Path) -> list[dict[str, object]]:
     try:
         lines = stream.read_text(errors="replace").splitlines()
     except OSError:
-        return None
+        return []
+    recs = []
     for ln in lines:
         try:
-            rec = json.loads(ln)
+            recs.append(json.loads(ln))
         except ValueError:
             continue  # a line being written
+    return recs
+
+
+def _finished(stream: Path) -> int:
+    return sum(1 for r in _stream_records(stream) if r.get("event") == "check")
+
+
+def _first_failure(stream: Path) -> tuple[str, str] | None:
+    """(check, status) of the first failed, crashed or timed-out check in a streamed report."""
+    for rec in _stream_records(stream):
         if rec.get("event") == "check" and rec.get("status") in ("fail", "crash", "timeout"):
-            return f"{rec.get('check')} ({rec.get('status')})"
+            return str(rec.get("check")), str(rec.get("status"))
     return None
 
 
-def plan_mutants(sources: dict[str, str], plan: dict[str, tuple[int, tuple[str, ...]]], seed: int,
-                 scale: float) -> list[Mutant]:
-    chosen: list[Mutant] = []
-    for file, (n, _) in plan.items():
-        chosen += sample(generate_mutants(sources[file], file), max(1, round(n * scale)), seed)
-    rng = random.Random(seed)
-    rng.shuffle(chosen)  # so that a run cut short by its total budget still spreads over the files
-    return chosen
+class Runner:
+    """Runs mutants through the stages against one build; a check that kills a mutant is first run
+    against the unmutated build with the same settings (once per check and stage): if the unmutated
+    build fails it too, the check is deselected for that stage and the mutant run again."""
+
+    def __init__(self, build: Build, planner: Planner, commit: str, stages: Sequence[Stage]) -> None:
+        self.build = build
+        self.planner = planner
+        self.commit = commit
+        self.stages = stages
+        self.work = build.work
+        self.base = build.work / "base"
+        self.mut = build.work / "mut"
+        self.deselect: dict[str, list[str]] = {s.name: [] for s in stages}
+        self._confirmed: dict[tuple[str, str], bool] = {}
+        ok, err = build.link(self.base, {})
+        if not ok:
+            raise RuntimeError(err)
+        build.check_loaded(self.base)
+
+    def unmutated_fails(self, check: str, stage: Stage) -> bool:
+        key = (check, stage.name)
+        if key not in self._confirmed:
+            if check == "(load)":
+                self._confirmed[key] = False
+            else:
+                base_stage = dataclasses.replace(stage, budget=max(stage.budget * 2, 300), stop_early=False)
+                o = run_check(self.build.env(self.base), self.build.target, [check], base_stage, self.work / "base.json")
+                self._confirmed[key] = o.verdict != "survived"
+                if o.verdict != "survived":
+                    print(f"  the unmutated build fails {check} too at {stage.name} ({o.verdict} {o.why}): deselected",
+                          flush=True)
+        return self._confirmed[key]
+
+    def prepare(self, m: Mutant) -> dict[str, object]:
+        """Compile and link the mutant into `self.mut`; the record so far (verdict set if it did not
+        compile or is the same object code)."""
+        rec: dict[str, object] = {**dataclasses.asdict(m), "id": m.ident, "commit": self.commit,
+                                  "select": list(self.planner.selection(m))}
+        t0 = time.monotonic()
+        obj = self.work / "mutsrc" / (Path(m.file).stem + ".o")
+        ok, err = self.build.compile(m.file, m.apply(self.planner.sources[m.file]), obj)
+        if ok and self.build.same_object(m.file, obj):
+            rec.update(verdict="equivalent", stage="tce", why="same object code")
+        elif ok:
+            ok, err = self.build.link(self.mut, {m.file: obj})
+        if not ok:
+            rec.update(verdict="did not compile", stage="compile", why=(err.strip().splitlines() or [""])[0][:200])
+        rec["compile_s"] = round(time.monotonic() - t0, 2)
+        return rec
+
+    def run_stage(self, m: Mutant, rec: dict[str, object], stage: Stage) -> Outcome:
+        select = self.planner.selection(m)
+        while True:
+            o = run_check(self.build.env(self.mut), self.build.target, select, stage, self.work / "report.json",
+                          self.deselect[stage.name])
+            if o.verdict == "killed" and o.killer and self.unmutated_fails(o.killer, stage):
+                self.deselect[stage.name].append(o.killer)
+                continue
+            break
+        rec[f"{stage.name}_s"] = round(o.seconds, 1)
+        rec.update(verdict=o.verdict, stage=stage.name, why=o.why, killer=o.killer)
+        return o
+
+
+def run_mutants(runner: Runner, mutants: Sequence[Mutant], out_path: Path, total: float, extra: dict[str, object],
+                log_prefix: str = "") -> None:
+    """Stage 1 for every mutant (until `total` seconds), then the later stages for those that
+    survived; one JSON record per mutant in `out_path` (written as verdicts become final)."""
+    t_start = time.monotonic()
+    pending: list[tuple[Mutant, dict[str, object]]] = []
+    with open(out_path, "w", encoding="utf-8") as out:
+        def emit(rec: dict[str, object]) -> None:
+            out.write(json.dumps({**rec, **extra}) + "\n")
+            out.flush()
+
+        try:
+            first = runner.stages[0]
+            for k, m in enumerate(mutants):
+                if time.monotonic() - t_start > total:
+                    print(f"{log_prefix}total budget reached in stage 1 after {k} mutants", flush=True)
+                    break
+                rec = runner.prepare(m)
+                if "verdict" not in rec:
+                    runner.run_stage(m, rec, first)
+                print(f"{log_prefix}[{k + 1}/{len(mutants)}] {first.name} {rec['verdict']:15} "
+                      f"{float(str(rec.get(first.name + '_s', 0))):5.1f}s {m.ident} {m.describe()}", flush=True)
+                if rec["verdict"] in ("survived", "timeout"):
+                    pending.append((m, rec))
+                else:
+                    emit(rec)
+            for stage in runner.stages[1:]:
+                still: list[tuple[Mutant, dict[str, object]]] = []
+                for k, (m, rec) in enumerate(pending):
+                    if time.monotonic() - t_start > total:
+                        print(f"{log_prefix}total budget reached in {stage.name}: {len(pending) - k} mutants not run "
+                              "there", flush=True)
+                        still += pending[k:]
+                        break
+                    runner.prepare(m)  # rebuild it (the verdict of stage 1 stays in rec)
+                    prev = rec["verdict"]
+                    runner.run_stage(m, rec, stage)
+                    rec[f"{stage.name}_from"] = prev
+                    print(f"{log_prefix}[{k + 1}/{len(pending)}] {stage.name} {rec['verdict']:15} "
+                          f"{float(str(rec.get(stage.name + '_s', 0))):5.1f}s {m.ident} {m.describe()}", flush=True)
+                    if rec["verdict"] in ("survived", "timeout"):
+                        still.append((m, rec))
+                    else:
+                        emit(rec)
+                pending = still
+        finally:
+            for _, rec in pending:
+                emit(rec)
+            print(f"{log_prefix}total {time.monotonic() - t_start:.0f}s", flush=True)
 
 
 def _snapshot(rev: str, dest: Path) -> str:
@@ -588,184 +941,279 @@ def _snapshot(rev: str, dest: Path) -> str:
     return commit
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("which", choices=("native", "rc8"))
-    ap.add_argument("--seed", type=int, default=1, help="mutant choice and hypothesis seed")
-    ap.add_argument("--scale", type=float, default=1.0, help="multiply each file's mutant count")
-    ap.add_argument("--max-examples", type=int, default=2)
-    ap.add_argument("--timeout", type=float, default=10, help="ggspec check --timeout (per example)")
-    ap.add_argument("--budget", type=float, default=60, help="seconds one mutant's check run may take")
-    ap.add_argument("--total", type=float, default=1800, help="stop starting mutants after this many seconds")
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--out", type=Path, required=True, help="JSON lines of results (one per mutant)")
-    ap.add_argument("--list", action="store_true", help="only list the chosen mutants")
-    ap.add_argument("--nice", type=int, default=19)
-    ap.add_argument("--skip-baseline", action="store_true",
-                    help="do not first run the unmutated build (only when an earlier run did, on the same --tree)")
-    ap.add_argument("--no-stop-early", dest="stop_early", action="store_false",
-                    help="run every selected check even after one failed")
-    ap.add_argument("--tree", default="HEAD", help="the commit whose sources and suite to use (a snapshot of it in "
-                    "the temporary directory, so that work in progress in the checkout does not count)")
-    args = ap.parse_args(argv)
-    work = Path(tempfile.mkdtemp(prefix=f"ggspec-mut-{args.which}-"))
-    commit = _snapshot(args.tree, work / "snap")
+def _stages(args: argparse.Namespace) -> list[Stage]:
+    common = {"timeout": args.timeout, "seed": args.seed, "workers": args.workers, "nice": args.nice}
+    stages = [Stage("stage1", args.stage1_examples, "dev", args.budget1, stop_early=True, **common)]
+    if args.stage2_size != "none":
+        stages.append(Stage("stage2", None, args.stage2_size, args.budget2, stop_early=True, **common))
+    return stages
 
-    if args.which == "native":
-        from ggspec.native import build as nb
 
-        sources = {f: Path(nb.SRC_DIR, f).read_text() for f in NATIVE_PLAN}
-        plan = NATIVE_PLAN
-    else:
-        from ggspec.conformance.adapters.rc8 import ensure_rc8
-
-        cpp, _ = ensure_rc8()
-        sources = {f: (cpp / f).read_text() for f in RC8_PLAN}
-        plan = RC8_PLAN
-    mutants = plan_mutants(sources, plan, args.seed, args.scale)
-    if args.list:
-        for m in mutants:
-            print(m.describe())
-        shutil.rmtree(work, ignore_errors=True)
-        return 0
-
-    t_start = time.monotonic()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `finally` below removes the temporary directory
+def _lscpu() -> str:
     try:
-        builder: NativeBuild | Rc8Build
-        builder = NativeBuild(work) if args.which == "native" else Rc8Build(work, cpp)
-        target = "native" if args.which == "native" else "rc8"
-        t_built = time.monotonic()
-        print(f"objects compiled in {t_built - t_start:.1f}s; {len(mutants)} mutants", flush=True)
-        ok, err = builder.relink("", None)
-        if not ok:
-            raise RuntimeError(err)
-        if isinstance(builder, Rc8Build):
-            builder.assert_loaded()
-        # the unmutated build against each selection a mutant will use: what it fails (under these small
-        # settings) cannot kill a mutant, so it is left out
-        selections = sorted({plan[m.file][1] if args.which == "native" else rc8_selection(m.file, sources[m.file], m)
-                             for m in mutants})
-        deselect: list[str] = []
-        base_budget = argparse.Namespace(**{**vars(args), "budget": max(4 * args.budget, 300), "stop_early": False})
-        for sel in selections if not args.skip_baseline else ():
-            verdict, dt, why = run_check(builder.env(), target, sel, base_budget, work / "report.json")
-            print(f"unmutated build, --select {' '.join(sel)}: {verdict} in {dt:.0f}s {why}", flush=True)
-            if verdict == "killed":
-                report = json.loads((work / "report.json").read_text())
-                deselect += [str(c["name"]) for c in report.get("checks", [])
-                             if c.get("status") not in ("pass", "unsupported", "xfail", "skip")]
-            elif verdict != "survived":
-                raise RuntimeError(f"the unmutated build does not pass --select {' '.join(sel)}: {verdict} {why}")
-        if deselect:
-            print(f"deselected (the unmutated build fails them): {' '.join(deselect)}", flush=True)
-        with open(args.out, "w", encoding="utf-8") as out:
-            for k, m in enumerate(mutants):
-                if time.monotonic() - t_start > args.total:
-                    print(f"total budget reached after {k} mutants", flush=True)
-                    break
-                t0 = time.monotonic()
-                ok, err = builder.relink(m.file, m.apply(sources[m.file]))
-                t_compile = time.monotonic() - t0
-                select = plan[m.file][1] if args.which == "native" else rc8_selection(m.file, sources[m.file], m)
-                if not ok:
-                    verdict, dt, why = "did not compile", 0.0, (err.strip().splitlines() or [""])[0][:200]
-                else:
-                    verdict, dt, why = run_check(builder.env(), target, select, args, work / "report.json", deselect)
-                rec = {**dataclasses.asdict(m), "commit": commit, "verdict": verdict, "select": list(select),
-                       "compile_s": round(t_compile, 2), "check_s": round(dt, 1), "why": why}
-                out.write(json.dumps(rec) + "\n")
-                out.flush()
-                print(f"[{k + 1}/{len(mutants)}] {verdict:15} {dt:5.1f}s {m.describe()}", flush=True)
-        print(f"total {time.monotonic() - t_start:.0f}s", flush=True)
+        out = _run(["lscpu"]).stdout
+    except OSError:
+        return ""
+    keep = ("Model name", "CPU(s)")
+    return "; ".join(" ".join(ln.split()) for ln in out.splitlines() if ln.split(":")[0].strip() in keep)
+
+
+def _loadavg() -> str:
+    try:
+        return Path("/proc/loadavg").read_text().split(" 1/")[0].rsplit(" ", 1)[0]
+    except OSError:
+        return ""
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    work = Path(tempfile.mkdtemp(prefix=f"ggspec-mut-{args.which}-"))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # `finally` below writes what is pending
+    try:
+        commit = _snapshot(args.tree, work / "snap")
+        t0 = time.monotonic()
+        build, sources = make_build(args.which, work / "build")
+        planner = Planner(args.which, sources)
+        old: dict[str, dict[str, object]] = {}
+        if args.rerun:
+            mutants, old = rerun_mutants(planner, args.rerun, args.which)
+        else:
+            mutants = planner.planned(args.seed, args.scale)
+        print(f"tree {commit}; objects compiled in {time.monotonic() - t0:.0f}s; {len(mutants)} mutants; "
+              f"load {_loadavg()}", flush=True)
+        stages = _stages(args)
+        runner = Runner(build, planner, commit, stages)
+        info: dict[str, object] = {"stages": {s.name: s.describe() for s in stages}}
+        out = args.out if not args.rerun else args.out.with_suffix(".rerun.jsonl")
+        run_mutants(runner, mutants, out, args.total - (time.monotonic() - t0), info)
+        if args.rerun:
+            merge_rerun(args.rerun, out, old, args.out)
+        print(f"load at the end {_loadavg()}", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
+def rerun_mutants(planner: Planner, old_path: Path, which: str) -> tuple[list[Mutant], dict[str, dict[str, object]]]:
+    """The survivors (and timeouts, errors) of an earlier results file, found again in the sources
+    of the new tree: the same kind, original and replacement on a line of the same text, the one
+    nearest the old line. Returns them and the old records by the new mutants' ident."""
+    recs = [json.loads(ln) for ln in old_path.read_text().splitlines() if ln.strip()]
+    old_texts: dict[tuple[str, str], str] = {}
+    mutants: list[Mutant] = []
+    by_ident: dict[str, dict[str, object]] = {}
+    for r in recs:
+        if r["verdict"] not in ("survived", "timeout", "error"):
+            continue
+        key = (str(r.get("commit", "")), r["file"])
+        if key not in old_texts:
+            old_texts[key] = _old_source(which, key[0], r["file"], planner.sources[r["file"]])
+        old_text = old_texts[key]
+        old_line = old_text.splitlines()[r["line"] - 1] if r["line"] <= len(old_text.splitlines()) else ""
+        new_lines = planner.sources[r["file"]].splitlines()
+        cands = [m for m in planner.all[r["file"]] if m.kind == r["kind"] and m.original == r["original"]
+                 and m.replacement == r["replacement"] and new_lines[m.line - 1] == old_line]
+        if not cands:
+            print(f"rerun: {r['file']}:{r['line']} {r['kind']} {r['original']!r} is not in the new tree (its line "
+                  "changed): left out", flush=True)
+            continue
+        m = min(cands, key=lambda c: (abs(c.line - r["line"]), abs(c.column - r["column"])))
+        mutants.append(m)
+        by_ident[m.ident] = r
+    return mutants, by_ident
+
+
+def _old_source(which: str, commit: str, file: str, current: str) -> str:
+    if which != "native" or not commit:
+        return current  # rc.8's sources do not change
+    proc = _run(["git", "-C", str(ROOT), "show", f"{commit}:native/src/{file}"])
+    return proc.stdout if proc.returncode == 0 else current
+
+
+def merge_rerun(old_path: Path, rerun_path: Path, old: dict[str, dict[str, object]], out_path: Path) -> None:
+    """`out_path`: the earlier file's records, those rerun replaced by the rerun's (which keep the
+    earlier commit and verdict as first_commit / first_verdict)."""
+    rerun = {}
+    for ln in rerun_path.read_text().splitlines():
+        if ln.strip():
+            r = json.loads(ln)
+            o = old.get(r["id"], {})
+            r["first_commit"], r["first_verdict"] = o.get("commit"), o.get("verdict")
+            rerun[(o.get("file"), o.get("line"), o.get("column"), o.get("kind"), o.get("replacement"))] = r
+    merged = []
+    for ln in old_path.read_text().splitlines():
+        if ln.strip():
+            r = json.loads(ln)
+            merged.append(rerun.get((r["file"], r["line"], r["column"], r["kind"], r["replacement"]), r))
+    out_path.write_text("".join(json.dumps(r) + "\n" for r in merged))
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    planner = Planner(args.which, plan_sources(args.which))
+    mutants = [m for f in planner.all for m in planner.all[f]] if args.all else planner.planned(args.seed, args.scale)
+    for m in mutants:
+        if args.file and m.file != args.file:
+            continue
+        excluded = "" if in_plan(args.which, planner.sources[m.file], m) else "  (not in the plan: test instrumentation)"
+        print(f"{m.ident:22} {m.describe()}  [--select {' '.join(planner.selection(m))}]{excluded}")
+    return 0
+
+
+def cmd_one(args: argparse.Namespace) -> int:
+    """Build one mutant (of the working tree's sources) and the unmutated build into --dir."""
+    work = args.dir.resolve()
+    if work.exists() and any(work.iterdir()):
+        if not (work / ".mutation-one").exists():
+            raise SystemExit(f"{work} is not empty and not a folder of `one`: choose another --dir")
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    (work / ".mutation-one").write_text("a folder of `bench/mutation.py one`: emptied by the next one\n")
+    planner = Planner(args.which, plan_sources(args.which))
+    m = planner.find(args.site, args.kind, args.replacement)
+    build, sources = make_build(args.which, work / "build")
+    obj = work / "build" / "mutsrc" / (Path(m.file).stem + ".o")
+    text = m.apply(sources[m.file])
+    ok, err = build.compile(m.file, text, obj)
+    same = ok and build.same_object(m.file, obj)
+    if ok:
+        ok, err = build.link(work / "mutant", {m.file: obj})
+    okb, errb = build.link(work / "unmutated", {})
+    if not okb:
+        raise RuntimeError(errb)
+    build.check_loaded(work / "unmutated")
+    (work / m.file).write_text(text)
+    diff = _run(["diff", "-u", str(build.src_dir / m.file), str(work / m.file)]).stdout
+    (work / "mutant.diff").write_text(diff)
+    select = " ".join(f"--select {s}" for s in planner.selection(m))
+    venv = ROOT / ".venv" / "bin" / "ggspec"
+    rec = {**dataclasses.asdict(m), "id": m.ident, "select": list(planner.selection(m)), "compiled": ok,
+           "same_object": same}
+    (work / "mutant.json").write_text(json.dumps(rec, indent=1) + "\n")
+    print(f"mutant {m.ident}: {m.describe()}")
+    print(f"  in {enclosing_function(sources[m.file], m.offset) or '(no function)'}(); diff: {work / 'mutant.diff'}")
+    if not ok:
+        print(f"it does not compile:\n{err}")
+        return 1
+    if same:
+        print("  its object code is the same as the unmutated source's: equivalent (no check can kill it)")
+    print("run the suite against it (exit 1 and a failing check: killed):")
+    print(f"  {build.env_text(work / 'mutant')} {venv} check --target {build.target} {select} --max-examples 2 --seed 1")
+    print("the unmutated build of the same sources (for comparison):")
+    print(f"  {build.env_text(work / 'unmutated')} {venv} check --target {build.target} {select} --max-examples 2 --seed 1")
+    return 0
+
+
+def markdown(path: Path, notes: dict[str, str] | None = None) -> str:
+    """Counts, both kill rates and a table of the survivors and timeouts of a results file."""
+    recs = [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
+    s = summarize(path)
+    notes = notes or {}
+    cols = ("killed", "survived", "timeout", "did not compile", "equivalent", "error")
+    by_file: dict[str, dict[str, int]] = {}
+    for r in recs:
+        row = by_file.setdefault(r["file"], {})
+        row[r["verdict"]] = row.get(r["verdict"], 0) + 1
+    lines = [f"{s['mutants']} mutants: " + ", ".join(f"{k} {s.get(k, 0)}" for k in cols), "",
+             f"kill rate {100 * float(str(s['kill_rate'])):.1f}% of the compiled mutants ({s.get('killed', 0)}/"
+             f"{s['compiled']}); {100 * float(str(s['kill_rate_tce'])):.1f}% of those whose object code differs "
+             f"({s.get('killed', 0)}/{s['compiled_distinct']})", "",
+             "| file | mutants | " + " | ".join(cols) + " |", "|---" * (len(cols) + 2) + "|"]
+    for f, row in sorted(by_file.items()):
+        lines.append(f"| {f} | {sum(row.values())} | " + " | ".join(str(row.get(k, 0)) for k in cols) + " |")
+    lines += ["", "| site | mutation | verdict | selection | equivalent because / killed by |", "|---|---|---|---|---|"]
+    for r in recs:
+        if r["verdict"] in ("survived", "timeout", "error"):
+            orig = " ".join(r["original"].split()).replace("|", "\\|")
+            repl = r["replacement"].strip().replace("|", "\\|")
+            note = notes.get(f"{r['file']}:{r['line']}:{r['column']}:{r['kind']}:{r['replacement'].strip()}", "")
+            lines.append(f"| {r['file']}:{r['line']} | {r['kind']}: `{orig}` → `{repl}` | {r['verdict']} | "
+                         f"{' '.join(r['select'])} | {note} |")
+    return "\n".join(lines)
+
+
 def summarize(path: Path) -> dict[str, object]:
-    """Counts and kill rate of a results file."""
+    """Counts and kill rates of a results file: of the compiled mutants, and of those whose object
+    code differs from the original's (trivial compiler equivalence left out)."""
     recs = [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
     counts: dict[str, int] = {}
     for r in recs:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
     compiled = len(recs) - counts.get("did not compile", 0)
-    return {"mutants": len(recs), **counts, "kill_rate": counts.get("killed", 0) / compiled if compiled else 0.0}
+    distinct = compiled - counts.get("equivalent", 0)
+    killed = counts.get("killed", 0)
+    return {"mutants": len(recs), **counts, "compiled": compiled, "compiled_distinct": distinct,
+            "kill_rate": killed / compiled if compiled else 0.0, "kill_rate_tce": killed / distinct if distinct else 0.0}
 
 
-def same_object(cflags: Sequence[str], file: str, original: str, mutated: str, work: Path) -> bool:
-    """Whether the mutated source compiles to the same object code as the original (dead code such as
-    an ``#if 0`` block, or a change the optimiser folds away): such a mutant is equivalent. Both are
-    compiled from the same path, so the object's file symbol is the same."""
-    objs = []
-    for k, text in enumerate((original, mutated)):
-        src = work / file
-        src.write_text(text)
-        obj = work / f"{k}.o"
-        if _run(["gcc", *cflags, "-c", str(src), "-o", str(obj)]).returncode != 0:
-            return False
-        objs.append(obj.read_bytes())
-    return objs[0] == objs[1]
+USAGE = """\
+commands:
+  run native|rc8 --out OUT.jsonl [...]     the mutation run (stage 1, then stage 2 for the survivors)
+  run native|rc8 --rerun OLD.jsonl --out NEW.jsonl [--tree COMMIT]
+                                           rerun the survivors of OLD on a newer tree; NEW = OLD with them replaced
+  list native|rc8 [--all] [--file F]       the planned mutants (or all), each named FILE#K
+  one native|rc8 SITE --dir DIR            build ONE mutant of the working tree's sources into DIR and print
+                                           the command that runs the suite against it; SITE is FILE#K (from
+                                           `list --all`) or FILE:LINE[:COL] (with --kind / --replacement if several)
+  markdown OUT.jsonl [--notes NOTES.json]  counts, kill rates and the survivors' table for bench/RESULTS.md
+  summarize OUT.jsonl                      the counts as JSON
+"""
 
 
-def mark_equivalents(path: Path, which: str, tree: str) -> None:
-    """Add ``"same_object": true/false`` to each survivor and timeout of a results file."""
-    recs = [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
-    with tempfile.TemporaryDirectory(prefix="ggspec-mut-eq-") as tmp:
-        work = Path(tmp)
-        commit = _snapshot(tree, work / "snap")
-        if which == "native":
-            from ggspec.native import build as nb
-
-            src_dir = Path(nb.SRC_DIR)
-            cflags = ["-fPIC", *nb.DEFAULT_CFLAGS, "-w", f"-I{nb.INCLUDE_DIR}", "-iquote", str(src_dir)]
-        else:
-            from ggspec.conformance.adapters import rc8
-
-            src_dir, _ = rc8.ensure_rc8()
-            cflags = [f for f in rc8.CFLAGS if f != "-shared"] + ["-w", f"-I{src_dir}"]
-        for r in recs:
-            if r["verdict"] in ("survived", "timeout") and r.get("commit", commit) == commit:
-                text = (src_dir / r["file"]).read_text()
-                m = Mutant(r["file"], r["line"], r["column"], r["original"], r["replacement"], r["kind"], r["offset"])
-                r["same_object"] = same_object(cflags, r["file"], text, m.apply(text), work)
-    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
-
-
-def markdown(path: Path) -> str:
-    """Counts, kill rate and a table of the survivors and timeouts of a results file (for RESULTS.md)."""
-    recs = [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
-    summary = summarize(path)
-    by_file: dict[str, dict[str, int]] = {}
-    for r in recs:
-        row = by_file.setdefault(r["file"], {})
-        row[r["verdict"]] = row.get(r["verdict"], 0) + 1
-    lines = [f"{summary['mutants']} mutants: " + ", ".join(f"{k} {v}" for k, v in summary.items()
-                                                          if k not in ("mutants", "kill_rate")),
-             f"kill rate {100 * float(str(summary['kill_rate'])):.1f}% (killed / compiled)", "",
-             "| file | mutants | killed | survived | timeout | did not compile | error |", "|---|---|---|---|---|---|---|"]
-    for f, row in sorted(by_file.items()):
-        lines.append(f"| {f} | {sum(row.values())} | " + " | ".join(
-            str(row.get(k, 0)) for k in ("killed", "survived", "timeout", "did not compile", "error")) + " |")
-    lines += ["", "| site | mutation | verdict | selection | why equivalent / what check is missing |", "|---|---|---|---|---|"]
-    for r in recs:
-        if r["verdict"] in ("survived", "timeout", "error"):
-            orig = r["original"].replace("|", "\\|").replace("\n", " ")
-            repl = r["replacement"].replace("|", "\\|")
-            same = "equivalent: the same object code" if r.get("same_object") else ""
-            lines.append(f"| {r['file']}:{r['line']} | {r['kind']}: `{orig}` → `{repl}` | {r['verdict']} | "
-                         f"{' '.join(r['select'])} | {same} |")
-    return "\n".join(lines)
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("native", "rc8"):
+        argv = ["run", *argv]  # the older spelling
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=USAGE,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="a mutation run")
+    run.add_argument("which", choices=("native", "rc8"))
+    run.add_argument("--out", type=Path, required=True, help="JSON lines of results (one per mutant)")
+    run.add_argument("--seed", type=int, default=1, help="mutant choice and hypothesis seed")
+    run.add_argument("--scale", type=float, default=1.0, help="multiply each file's mutant count")
+    run.add_argument("--stage1-examples", type=int, default=2, help="stage 1: examples a check (stops at the first failure)")
+    run.add_argument("--stage2-size", default="ci", help="stage 2 for stage 1's survivors: a run size (ci = 40 examples a "
+                     "check), or none")
+    run.add_argument("--budget1", type=float, default=90, help="seconds one mutant's stage-1 run may take")
+    run.add_argument("--budget2", type=float, default=240, help="seconds one mutant's stage-2 run may take")
+    run.add_argument("--timeout", type=float, default=10, help="ggspec check --timeout (per example)")
+    run.add_argument("--total", type=float, default=3600, help="stop starting mutants after this many seconds")
+    run.add_argument("--workers", type=int, default=2)
+    run.add_argument("--nice", type=int, default=19)
+    run.add_argument("--tree", default="HEAD", help="the commit whose sources and suite to use (a snapshot of it in "
+                     "the temporary directory, so that work in progress in the checkout does not count)")
+    run.add_argument("--rerun", type=Path, help="rerun only the survivors, timeouts and errors of this earlier results file")
+    lst = sub.add_parser("list", help="list mutants")
+    lst.add_argument("which", choices=("native", "rc8"))
+    lst.add_argument("--all", action="store_true", help="every mutant, not only the planned ones")
+    lst.add_argument("--file", help="only this source file")
+    lst.add_argument("--seed", type=int, default=1)
+    lst.add_argument("--scale", type=float, default=1.0)
+    one = sub.add_parser("one", help="build one mutant into a folder and print how to run the suite against it",
+                         description=cmd_one.__doc__)
+    one.add_argument("which", choices=("native", "rc8"))
+    one.add_argument("site", help="FILE#K (see `list --all`) or FILE:LINE[:COL], e.g. sched.c:304 or ggml-backend.c:816")
+    one.add_argument("--dir", type=Path, required=True, help="the folder to build into (emptied first)")
+    one.add_argument("--kind", choices=KINDS, help="which mutation at the site")
+    one.add_argument("--replacement", help="which replacement at the site (e.g. '<=' or '1')")
+    md = sub.add_parser("markdown", help="the tables for bench/RESULTS.md")
+    md.add_argument("results", type=Path)
+    md.add_argument("--notes", type=Path, help="JSON: 'FILE:LINE:COL:KIND:REPLACEMENT' → the survivor's one-line argument")
+    sm = sub.add_parser("summarize", help="counts as JSON")
+    sm.add_argument("results", type=Path)
+    args = ap.parse_args(argv)
+    if args.command == "run":
+        return cmd_run(args)
+    if args.command == "list":
+        return cmd_list(args)
+    if args.command == "one":
+        return cmd_one(args)
+    if args.command == "markdown":
+        notes = json.loads(args.notes.read_text()) if args.notes else None
+        print(markdown(args.results, notes))
+        return 0
+    print(json.dumps(summarize(args.results), indent=1))
+    return 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 2 and sys.argv[1] == "summarize":
-        print(json.dumps(summarize(Path(sys.argv[2])), indent=1))
-        sys.exit(0)
-    if len(sys.argv) > 4 and sys.argv[1] == "equivalents":  # equivalents RESULTS.jsonl native|rc8 COMMIT
-        mark_equivalents(Path(sys.argv[2]), sys.argv[3], sys.argv[4])
-        sys.exit(0)
-    if len(sys.argv) > 2 and sys.argv[1] == "markdown":
-        print(markdown(Path(sys.argv[2])))
-        sys.exit(0)
     sys.exit(main())
