@@ -107,9 +107,10 @@ def graph_copy(backend: Backend, g: CGraph) -> GraphCopy:
     return GraphCopy(buffer, ctx_allocated, ctx_unallocated, copy)
 
 
-@implements("GCOPY-5")
+@implements("GCOPY-5", "GCOPY-8")
 def graph_copy_free(copy: GraphCopy) -> None:
-    """GCOPY-5: the buffer, then both contexts; nothing for the empty result."""
+    """GCOPY-5: the buffer, then both contexts; nothing for the empty result. GCOPY-8: that is
+    everything the copy holds (graph_copy's own tables are gone when it returns)."""
     buffer_free(copy.buffer)
     for ctx in (copy.ctx_allocated, copy.ctx_unallocated):
         if ctx is not None:

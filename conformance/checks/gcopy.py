@@ -9,7 +9,9 @@ compare_graph_backend makes, and what it returns.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 from hypothesis import strategies as st
 
@@ -221,3 +223,55 @@ def copy_keeps_every_source_slot(t: Target, rec: Recorder, dst: Placement) -> No
     rec("copy's sources live in the copy's buffer", [x is not None and t.tensor_buffer(x) == copy.buffer for x in srcs])
     rec("their bytes", [None if x is None else _bytes(t, x) for x in srcs])
     t.backend_graph_copy_free(copy)
+
+
+@check("GCOPY-8", rounds=st.just(1))
+def copies_and_comparisons_release_their_memory(t: Target, rec: Recorder, rounds: int) -> None:
+    """A round: graph_copy of a small computed graph (x + w, then scaled) onto the CPU, checked
+    not empty, graph_copy_free; then compare_graph_backend(CPU, CPU) of the same graph with a
+    callback that goes on. Done once through the adapter; then, on a C target, many rounds
+    through its C functions: the heap must not grow with the rounds, and no copy may fail
+    (rc.8's contexts run out when copies leak them) (deterministic)."""
+    from ggspec.reference.types import GGMLType, Op
+
+    from ._leaks import leaks
+
+    cpu = t.cpu_init()
+    t.cpu_set_n_threads(cpu, 1)  # no worker threads started per compute: rounds stay cheap
+    x = t.new_tensor(int(GGMLType.F32), (8, 2), "x")
+    w = t.new_tensor(int(GGMLType.F32), (8, 2), "w")
+    a = t.new_tensor(int(GGMLType.F32), (8, 2), "a")
+    buf = t.backend_alloc_buffer(cpu, 64 * 4)
+    for j, y in enumerate((x, w, a)):
+        t.tensor_alloc(buf, y, 64 * j)
+        t.tensor_set(y, bytes([j + 1] * 64), 0, 64)
+    t.set_op(a, int(Op.ADD), [x, w])
+    b = t.op("scale", [a], [0.5])
+    t.set_name(b, "b")
+    t.tensor_alloc(buf, b, 192)
+    g = t.new_graph(16)
+    t.build_forward_expand(g, b)
+    t.backend_graph_compute(cpu, g)
+    for _ in range(rounds):
+        copy = t.backend_graph_copy(cpu, g)
+        rec("copied", copy.buffer is not None)
+        t.backend_graph_copy_free(copy)
+        rec("compared", t.backend_compare_graph_backend(cpu, cpu, g, lambda i, t1, t2: True))
+
+    def make_round(c: Callable[[str], Any]) -> Callable[[], None]:
+        ct: Any = t  # a C target: its cffi module and prefix
+        go_on = ct.ffi.callback(f"bool(int, struct {ct.p}tensor *, struct {ct.p}tensor *, void *)", lambda *_: True)
+        graph_copy, graph_copy_free = c("backend_graph_copy"), c("backend_graph_copy_free")
+        compare = c("backend_compare_graph_backend")
+
+        def one_round() -> None:
+            copy = graph_copy(cpu, g)
+            if copy.buffer == ct.ffi.NULL:
+                raise AssertionError("graph_copy returned the empty result in a round (GCOPY-4)")
+            graph_copy_free(copy)
+            if not compare(cpu, cpu, g, go_on, ct.ffi.NULL):
+                raise AssertionError("compare_graph_backend returned false in a round (GCOPY-7)")
+
+        return one_round
+
+    rec("the heap grows with the rounds", leaks(t, make_round))
