@@ -279,6 +279,9 @@ class Target(Protocol):
         """`new_graph(ctx)`."""
 
     def graph_info(self, g: Handle) -> GraphInfo: ...
+    def graph_perf_runs(self, g: Handle) -> int:
+        """`g->perf_runs`: how many times the CPU code computed this graph struct (CORE-78)."""
+
     def graph_set_order(self, g: Handle, order: int) -> None:
         """Write `g->order` (0 left-to-right, 1 right-to-left)."""
 

@@ -9,7 +9,7 @@ from .backend import Backend, BackendInterface, GraphPlan
 from .buffer import Buffer, BufferInterface, BufferType, BufferTypeInterface, buffer_init, buffer_is_host
 from .checked import checked, instance
 from .clauses import implements, require, undefined
-from .graph import CGraph
+from .graph import CGraph, count_run
 from .ops import HostMemory, compute, is_quantized, nelements, nrows
 from .tensor import Tensor, nbytes
 from .types import DEFAULT_N_THREADS, GGMLType, Op, row_size, traits
@@ -313,6 +313,7 @@ def _graph_compute(backend: Backend, cgraph: CGraph) -> bool:
         ctx.work_region = backend.world.memory.map(need, host=True, label="CPU work buffer")
         ctx.work_size = need
     _run(backend.world, nodes)
+    count_run(cgraph)  # the caller's graph itself (a plan computes its own copy, CORE-78)
     return True
 
 

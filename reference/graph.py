@@ -104,6 +104,8 @@ class CGraph:
     n_leafs: int = 0
     offset: int = 0
     is_view: bool = field(default=False, repr=False)
+    #: `perf_runs`: computations of this graph struct by the CPU code (CORE-78)
+    perf_runs: int = 0
 
     def node(self, i: int) -> Tensor:
         """`nodes[i]`; reading outside the node array, or a freed graph, is undefined."""
@@ -239,6 +241,12 @@ def graph_view(g: CGraph, i0: int, i1: int) -> CGraph:
         offset=g.offset + i0,
         is_view=True,
     )
+
+
+@implements("CORE-78")
+def count_run(g: CGraph) -> None:
+    """CORE-78: the CPU code computed `g` once more (new graphs and graph views start at 0)."""
+    g.perf_runs += 1
 
 
 @implements("CORE-13")

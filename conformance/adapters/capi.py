@@ -507,6 +507,12 @@ class CApiTarget:
         return GraphInfo(int(g.size), int(g.n_nodes), int(g.n_leafs), g.grads != self.ffi.NULL,
                          int(g.visited_hash_table.size), int(g.order))
 
+    def graph_perf_runs(self, g: Any) -> int:
+        try:
+            return int(g.perf_runs)
+        except AttributeError:  # a build whose graph struct has no perf counters
+            raise MissingSymbol(self.name, f"struct {self.p}cgraph.perf_runs") from None
+
     def graph_set_order(self, g: Any, order: int) -> None:
         g.order = order
 

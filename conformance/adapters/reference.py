@@ -350,6 +350,9 @@ class ReferenceTarget:
     def graph_info(self, g: CGraph) -> GraphInfo:
         return GraphInfo(g.size, g.n_nodes, g.n_leafs, g.grads is not None, g.visited.size, int(g.order))
 
+    def graph_perf_runs(self, g: CGraph) -> int:
+        return g.perf_runs
+
     def graph_set_order(self, g: CGraph, order: int) -> None:
         g.order = graph.EvalOrder(order)
 

@@ -1,4 +1,4 @@
-"""CORE-6 to CORE-15 and CORE-48: contexts, graphs, and computing whole graphs.
+"""CORE-6 to CORE-15, CORE-48 and CORE-78: contexts, graphs, and computing whole graphs.
 
 The graph checks build random graphs (`graph_specs`) or small hand-made ones and record what
 rc.8 makes visible: the context's tensors in order, a graph's counts and tables, its nodes and
@@ -198,6 +198,40 @@ def graph_clear_empties_the_graph(t: Target, rec: Recorder, spec: GraphSpec, aga
     rec("nodes", _names(t, t.graph_nodes(g)))
     rec("leafs", _names(t, t.graph_leafs(g)))
     rec("the node array's first entries", _names(t, t.graph_nodes(t.graph_view(g, 0, before.n_nodes))))
+
+
+# --- CORE-78: the CPU code counts computations ------------------------------------------------------
+
+
+# graph.c:175 (a graph view's perf_runs 1 instead of 0) survived a mutation run: nothing read the count
+@check("CORE-78", "CORE-12", runs=st.integers(0, 3), cut=st.integers(0, 2), plans=st.integers(1, 2))
+def computations_are_counted(t: Target, rec: Recorder, runs: int, cut: int, plans: int) -> None:
+    """perf_runs: 0 in a new graph and in a view; +1 per CPU graph_compute of the graph itself; a
+    view computed counts on the view only; a plan's computations leave the graph's count alone."""
+    cpu = t.cpu_init()
+    buf = t.buft_alloc_buffer(t.cpu_buffer_type(), 256)
+    x = t.new_tensor(F32, (4,), "x")
+    y = t.op("scale", [x], (0.5,))
+    z = t.op("scale", [y], (2.0,))
+    for k, tensor in enumerate((x, y, z)):
+        t.tensor_alloc(buf, tensor, 64 * k)
+    t.tensor_set(x, bytes(16), 0, 16)
+    g = t.new_graph_custom(8, False)
+    t.build_forward_expand(g, z)
+    rec("a new graph", t.graph_perf_runs(g))
+    view = t.graph_view(g, cut, 2)
+    rec("a new view", t.graph_perf_runs(view))
+    for _ in range(runs):
+        t.backend_graph_compute(cpu, g)
+    rec(f"after {runs} graph_compute", t.graph_perf_runs(g))
+    t.backend_graph_compute(cpu, view)
+    rec("the view after computing it", t.graph_perf_runs(view))
+    rec("its parent after computing the view", t.graph_perf_runs(g))
+    plan = t.backend_graph_plan_create(cpu, g)
+    for _ in range(plans):
+        t.backend_graph_plan_compute(cpu, plan)
+    t.backend_graph_plan_free(cpu, plan)
+    rec(f"after {plans} plan computations", t.graph_perf_runs(g))
 
 
 # --- CORE-14, CORE-15: parameters and gradients ------------------------------------------------------
