@@ -259,11 +259,12 @@ def _is_own(talloc: Tallocr, t: Tensor) -> bool:
     return t.buffer is talloc.buffer and (t.view_src is None or t.view_src.buffer is talloc.buffer)
 
 
-@implements("ALLOC-8")
+@implements("ALLOC-8", "ALLOC-26")
 @checked
 def tallocr_free_tensor(talloc: Tallocr, tensor: Tensor) -> None:
     """Give a tensor's range back, merging with free neighbours; tensors of other buffers are
-    ignored. ALLOC-8: at most 256 separate free ranges."""
+    ignored. ALLOC-8: at most 256 separate free ranges. ALLOC-26: the range is free again for
+    every later placement."""
     if not _is_own(talloc, tensor):
         return
     if not (tensor.data is not None):

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from ..graphspec import GraphSpec as SchedSpec
 from ..graphspec import Leaf, Node, build
-from ..harness import Recorder, check
+from ..harness import Recorder, check, example
 from ..strategies import (
     DEVICE_NAMES,
     GraphSpec,
@@ -706,3 +706,32 @@ def freeing_allocators_releases_their_memory(t: Target, rec: Recorder, rounds: i
         return one_round
 
     rec("the heap grows with the rounds", leaks(t, make_round))
+
+
+@example(length=4, view=True, alignment=32, barriers=False)
+@example(length=3, view=False, alignment=64, barriers=True)
+@check("ALLOC-26", "ALLOC-11", "ALLOC-10", length=st.integers(2, 6), view=st.booleans(),
+       alignment=st.sampled_from([16, 32, 64]), barriers=st.booleans())
+def released_memory_is_used_again(t: Target, rec: Recorder, length: int, view: bool, alignment: int,
+                                  barriers: bool) -> None:
+    """A chain x -> n0 = cont(x) -> [v = reshape(n0) ->] n1 = cont(..) -> ... of `length` nodes,
+    all F32 of 24 elements (96 bytes), measured by a graph allocator (with `barriers`, given a
+    parse sequence with a barrier after every node) over tallocr_new_measure(alignment) (its
+    base, 0x1000, is aligned): max_size is two blocks whatever the length (deterministic
+    examples with and without the view and the barriers)."""
+    x = t.new_tensor(int(GGMLType.F32), (24,), "x")
+    prev = x
+    g = t.new_graph(64)
+    for i in range(length):
+        src = prev
+        if view and i == 1:
+            src = t.op("reshape", [prev], [4, 6])
+            t.set_name(src, "v")
+        prev = t.op("cont", [src], [])
+        t.set_name(prev, f"n{i}")
+    t.build_forward_expand(g, prev)
+    galloc = t.gallocr_new()
+    if barriers:
+        t.gallocr_set_parse_seq(galloc, parse_sequence(len(t.graph_nodes(g)), "each"))
+    size = t.gallocr_alloc_graph(galloc, t.tallocr_new_measure(alignment), g)
+    rec("max_size in blocks", size / round_up(96, alignment))
