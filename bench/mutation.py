@@ -900,6 +900,9 @@ def run_mutants(runner: Runner, mutants: Sequence[Mutant], out_path: Path, total
                 else:
                     emit(rec)
             for stage in runner.stages[1:]:
+                # the cheapest selections first (by their time in the stage before), so that a total
+                # budget reached in this stage leaves out the fewest mutants
+                pending.sort(key=lambda mr: float(str(mr[1].get(f"{runner.stages[0].name}_s", 0))))
                 still: list[tuple[Mutant, dict[str, object]]] = []
                 for k, (m, rec) in enumerate(pending):
                     if time.monotonic() - t_start > total:
