@@ -76,3 +76,31 @@ def test_stable_for_a_seed() -> None:
     # the list for a seed is fixed: these records, not only their number
     assert [(m.line, m.kind, m.replacement) for m in tool.sample(tool.generate_mutants(SNIPPET, "s.c"), 3, seed=1)] \
         == [(5, "cmp", "<="), (6, "delete", "return 0;"), (11, "cmp", "!=")]
+
+
+def test_a_deleted_statement_keeps_the_line_numbers() -> None:
+    tool = _tool()
+    text = "void f(void) {\n    report(1,\n           2);\n    done();\n}\n"
+    m = next(m for m in tool.generate_mutants(text, "f.c") if m.kind == "delete" and "report" in m.original)
+    mutated = m.apply(text)
+    assert mutated.count("\n") == text.count("\n")
+    assert mutated.splitlines()[3] == "    done();"
+    assert m.ident == f"f.c#{m.index}" and tool.generate_mutants(text, "f.c")[m.index] == m
+
+
+def test_areas_by_call_site() -> None:
+    # a helper whose name maps to no area gets the areas of its callers (rc.8's wsp_ggml_is_view_op
+    # is called from the scheduler's passes and graph_copy); a public function without callers the default
+    tool = _tool()
+    text = """\
+static bool is_view_op(int op) { return op == 1; }
+static void sched_split_graph(int op) { if (is_view_op(op)) { return; } }
+void wsp_ggml_backend_graph_copy(int op) { (void) is_view_op(op); }
+void wsp_ggml_backend_free(void * p) { (void) p; }
+"""
+    areas = tool.function_areas(text)
+    assert areas["is_view_op"] == ("GCOPY", "SCHED")
+    assert areas["sched_split_graph"] == ("SCHED",)
+    assert areas["wsp_ggml_backend_free"] == ("BACK", "BUF", "TDATA")
+    assert tool.enclosing_function(text, text.index("return op")) == "is_view_op"
+    assert tool.enclosing_function(text, 0) == "" and tool.enclosing_function(text, len(text) - 1) == ""
