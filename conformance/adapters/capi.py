@@ -33,6 +33,7 @@ class CApiTarget:
     def __init__(self, ffi: Any, lib: Any, prefix: str, name: str) -> None:
         self.ffi, self.lib, self.p, self.name = ffi, lib, prefix, name
         self._keep: list[Any] = []
+        self._eval_faults: list[str] = []  # what the eval callback's trampoline saw amiss (SCHED-24)
         self.ctx = self._context(no_alloc=True)
         self.host_ctx = self._context(no_alloc=False)
         self.resettable_registry = hasattr(lib, f"{prefix}backend_reg_reset_for_tests")
@@ -556,7 +557,10 @@ class CApiTarget:
         self.fn("backend_sched_init_measure")(s, g)
 
     def sched_graph_compute(self, s: Any, g: Any) -> None:
+        self._eval_faults.clear()
         self.fn("backend_sched_graph_compute")(s, g)
+        if self._eval_faults:
+            raise RuntimeError(self._eval_faults[0])
 
     def sched_reset(self, s: Any) -> None:
         self.fn("backend_sched_reset")(s)
@@ -581,12 +585,17 @@ class CApiTarget:
             self.fn("backend_sched_set_eval_callback")(s, self.ffi.NULL, self.ffi.NULL)
             return
 
+        handle = self.ffi.new_handle(decide)  # the user_data (SCHED-24: the callback is given it back)
+
         def trampoline(t: Any, ask: bool, user_data: Any) -> bool:
+            if user_data != handle:
+                self._eval_faults.append(f"the eval callback was given user_data {user_data}, not {handle} (SCHED-24)")
+                return False
             return bool(decide(self.tensor_name(t), bool(ask)))
 
         cb = self.ffi.callback(f"bool(struct {self.p}tensor *, bool, void *)", trampoline)
-        self._keep.append(cb)
-        self.fn("backend_sched_set_eval_callback")(s, cb, self.ffi.NULL)
+        self._keep += [cb, handle]
+        self.fn("backend_sched_set_eval_callback")(s, cb, handle)
 
     def _addr(self, h: Any) -> int:
         return int(self.ffi.cast("uintptr_t", h))

@@ -41,7 +41,7 @@ from hypothesis import strategies as st
 from ..approx import Approx, decode
 from ..fixtures import FIXTURES
 from ..graphspec import Built, GraphSpec, Leaf, Node, build
-from ..harness import Recorder, check
+from ..harness import Recorder, check, example
 from ..sched_scope import ScopeCase, accepted, scope_samples, split_plan
 from ..strategies import (
     DEVICE_NAMES,
@@ -371,9 +371,25 @@ def buffer_no_backend_supports(t: Target, rec: Recorder, case: SchedCase) -> Non
 
 
 def _pass_check(t: Target, rec: Recorder, case: SchedCase, passes: tuple[str, ...]) -> None:
+    """The tensors `passes` decide by the spec and, where the target names the pass that decided
+    each tensor (debug hooks), by the target too: a pass that decides more than its clause says
+    (the planted GGSPEC_DEFECT_SCHED_PASS2, a 2.1 that spreads the fallback) fails its own check."""
     run = run_case(t, case)
-    rec("decided tensors", plan(t, run).select(_decided_by(case.setup, case.graph, passes)))
+    p = plan(t, run)
+    decided = _decided_by(case.setup, case.graph, passes)
+    if p.causes is not None:
+        decided |= {x for x, cause in p.causes if cause.startswith(passes)}
+    rec("decided tensors", p.select(decided))
     t.sched_free(run.sched)
+
+
+def _one_device(lazy: bool = False) -> SchedSetup:
+    return SchedSetup((VDevParams(name=DEVICE_NAMES[0], lazy=lazy),))
+
+
+def _scales(n: int, src: str = "x") -> tuple[Node, ...]:
+    """A chain of n SCALE nodes s0 .. s(n-1) from `src`."""
+    return tuple(Node(f"s{k}", "scale", (src if k == 0 else f"s{k - 1}",), (0.5,)) for k in range(n))
 
 
 @check("SCHED-7", "SCHED-32", case=cases(pin=None, max_steps=8))
@@ -382,6 +398,13 @@ def pass1_preallocated_and_weights(t: Target, rec: Recorder, case: SchedCase) ->
     _pass_check(t, rec, case, ("1.", "user"))
 
 
+#: device node, unassigned node, CPU node: 2.1 leaves s1 alone (the CPU does not spread), 2.2
+#: gives it the device; a 2.1 that spreads the CPU up gives it the CPU (deterministic)
+_DEVICE_FREE_CPU = SchedCase(_one_device(), SchedGraph(
+    GraphSpec((Leaf("x", F32, (4, 2), 1, seed=3),), _scales(3), ("s2",)), (("s0", 0), ("s2", 1))))
+
+
+@example(case=_DEVICE_FREE_CPU)
 @check("SCHED-8", case=cases(pin="some", max_steps=10))
 def pass2_devices_up(t: Target, rec: Recorder, case: SchedCase) -> None:
     _pass_check(t, rec, case, ("2.1",))
@@ -402,6 +425,15 @@ def pass2_any_down(t: Target, rec: Recorder, case: SchedCase) -> None:
     _pass_check(t, rec, case, ("2.4",))
 
 
+#: a node on the device whose src[0] is a leaf without a buffer that no pass before 3 assigns
+#: (sources of a user-assigned node are left alone by pass 1): pass 3 gives it the node's
+#: backend (deterministic; its src[1] has the CPU's buffer)
+_UNASSIGNED_SRC0 = SchedCase(_one_device(), SchedGraph(
+    GraphSpec((Leaf("l", F32, (4, 2), -1, seed=2), Leaf("y", F32, (4, 2), 1, seed=3)),
+              (Node("n0", "add", ("l", "y")),), ("n0",)), (("n0", 0),)))
+
+
+@example(case=_UNASSIGNED_SRC0)
 @check("SCHED-12", case=cases(pin="all", max_steps=10))
 def pass3_views_and_sources(t: Target, rec: Recorder, case: SchedCase) -> None:
     """With every node assigned by the user, pass 3 decides the views and unassigned sources."""
@@ -546,12 +578,22 @@ def input_without_buffer(t: Target, rec: Recorder, setup: SchedSetup, rows: int,
     t.sched_graph_compute(s, graph())
 
 
+#: three SCALEs on a lazy device, the middle one wanted: the ranges [s0, s1] and [s2] are two
+#: graph_compute calls, queued after the input's copy (deterministic)
+_WANTS_THE_MIDDLE = SchedCase(_one_device(lazy=True), SchedGraph(
+    GraphSpec((Leaf("x", F32, (4, 2), 1, seed=4),), _scales(3), ("s2",)), tuple((f"s{k}", 0) for k in range(3))),
+    want=frozenset({"s1"}))
+
+
+@example(case=_WANTS_THE_MIDDLE)
 @check("SCHED-24", case=cases(callback=True))
 def eval_callback_batches(t: Target, rec: Recorder, case: SchedCase) -> None:
-    """Asked node by node; a wanted node ends a range computed in one call, then is shown; every
-    output is right after the last range."""
+    """Asked node by node; a wanted node ends a range computed in one call (a lazy device queues
+    one graph per call), then is shown; every output is right after the last range. The
+    callback is given the user_data it was installed with (the C adapters check it)."""
     run = run_case(t, case, callback=True)
     rec("callback calls", run.calls)
+    record_pending(t, rec, case.setup, run.backends)
     record_outputs(t, rec, case.graph.spec, run.computed, run.backends)
     t.sched_free(run.sched)
 
