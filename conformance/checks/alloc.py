@@ -254,6 +254,37 @@ def too_many_free_ranges(t: Target, rec: Recorder, holes: int) -> None:
     t.gallocr_alloc_graph(t.gallocr_new(), talloc, g)
 
 
+@check("ALLOC-8", "ALLOC-6", holes=st.just(255))
+def used_up_ranges_leave_the_list(t: Target, rec: Recorder, holes: int) -> None:
+    """Like too_many_free_ranges, but first one freed range is used up exactly: x0's range is
+    freed after y0 = mul_mat(w, x0), and z = cont(q) (q a weight elsewhere, as large as x0) takes
+    all of it. A range used up leaves the free list (ALLOC-6), so `holes` = 255 more separate
+    free ranges (and the range that runs to the buffer's end) are 256: no abort. A list that
+    kept the used-up range, empty, would count 257 and abort (deterministic)."""
+    cpu = t.cpu_init()
+    w = t.new_tensor(int(GGMLType.F32), (16, 32), "w")
+    q = t.new_tensor(int(GGMLType.F32), (16,), "q")
+    wbuf = t.backend_alloc_buffer(cpu, t.nbytes(w) + 128)
+    t.tensor_alloc(wbuf, w, 0)
+    t.tensor_alloc(wbuf, q, t.nbytes(w) + 64 - t.nbytes(w) % 64)
+    n = holes + 1
+    talloc = t.tallocr_new_from_backend(cpu, 2 * n * 64 + n * 128 + 1024)
+    xs = [t.new_tensor(int(GGMLType.F32), (16,), f"x{i}") for i in range(2 * n)]
+    for x in xs:
+        t.tallocr_alloc(talloc, x)
+    g = t.new_graph(2048)
+    for i in range(n):
+        y = t.op("mul_mat", [w, xs[2 * i]], [])
+        t.set_name(y, f"y{i}")
+        t.build_forward_expand(g, y)
+        if i == 0:
+            z = t.op("cont", [q], [])
+            t.set_name(z, "z")
+            t.build_forward_expand(g, z)
+    t.gallocr_alloc_graph(t.gallocr_new(), talloc, g)
+    rec("z took x0's range", t.tensor_data(z) == t.tensor_data(xs[0]))
+
+
 @check("ALLOC-9", placement=placements, specs=_tensor_lists(), later=_tensor_lists(max_size=3), measure=st.booleans())
 def reset_keeps_max_size(t: Target, rec: Recorder, placement: Placement, specs: list[TensorSpec],
                          later: list[TensorSpec], measure: bool) -> None:
