@@ -128,6 +128,9 @@ def set_and_get_are_plain_copies(t: Target, rec: Recorder, size: int, seed: int,
     rec("get", t.tensor_get(tensor, offset, length))
 
 
+# rc.8's ggml-backend.c:471 (the CPU buffer's cpy_tensor answers false after a host copy) survived
+# a mutation run: pinned, a copy from a CPU source that must answer true
+@example(case="cpu", spec=TensorSpec(int(GGMLType.F32), (4,)), seed=7, device=VDevParams(buffer_cpy_tensor=False))
 @check("CPU-9", case=st.sampled_from(["cpu", "from_ptr", "device"]), spec=tensor_specs(), seed=st.integers(0, 2**32),
        device=vdev_params_with(buffer_cpy_tensor=False))
 def cpy_tensor_takes_host_sources(t: Target, rec: Recorder, case: str, spec: TensorSpec, seed: int,
