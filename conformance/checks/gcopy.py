@@ -13,10 +13,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from ggspec.reference.types import GGMLType
 from hypothesis import strategies as st
 
-from ..graphspec import Built
-from ..harness import Recorder, check
+from ..graphspec import Built, Leaf, Node
+from ..harness import Recorder, check, example
 from ..strategies import GraphSpec, Placement, placements, small_graphs
 from ..target import Handle, Target
 from ._placement import build_graph, graph_tensors, inputs, room_for, set_inputs, sources
@@ -150,6 +151,9 @@ def _reference_results(t: Target, spec: GraphSpec, names: list[str]) -> dict[str
     return {n: _bytes(t, again.tensors[n]) for n in names}
 
 
+@example(dst=Placement("cpu"), stops=frozenset(), spec=GraphSpec(
+    (Leaf("x", int(GGMLType.F32), (4, 2), -1, seed=3), Leaf("w", int(GGMLType.F32), (4, 2), -1, seed=5)),
+    (Node("s", "add", ("x", "w")), Node("r", "reshape", ("s",), (8,)), Node("c", "cont", ("r",))), ("c",)))
 @check("GCOPY-6", "GCOPY-7", dst=placements, spec=small_graphs(), stops=st.frozensets(st.integers(0, 12), max_size=2))
 def compare_walks_node_by_node(t: Target, rec: Recorder, dst: Placement, spec: GraphSpec,
                                stops: frozenset[int]) -> None:
