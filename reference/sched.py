@@ -231,8 +231,11 @@ def sched_reset(sched: Sched) -> None:
     sched.is_reset = True
 
 
+@implements("SCHED-39")
 @checked
 def sched_free(sched: Sched | None) -> None:
+    """SCHED-39: the allocators, the copies' context and the scheduler's tables go with it (the
+    model has no heap to leak: its objects are dropped and Python reclaims them)."""
     if sched is None:
         return
     for t in sched.tallocs:

@@ -654,6 +654,46 @@ def measure_twice(t: Target, rec: Recorder, case: SchedCase) -> None:
     t.sched_init_measure(run.sched, again.graph)
 
 
+@check("SCHED-39", "SCHED-29", graph_size=st.just(16))
+def free_releases_everything(t: Target, rec: Recorder, graph_size: int) -> None:
+    """Rounds of sched_new, init_measure and sched_free on one graph over [a device, the CPU]
+    (every tensor already in a CPU buffer, so the graph is the same each round: nothing is
+    redirected or placed) leave the C heap where it was: the measuring allocators init_measure
+    replaces, the allocators, the hash set and the scheduler are all freed (deterministic;
+    conformance/checks/_leaks.py measures)."""
+    from ._leaks import leaks
+
+    cpu = t.cpu_init()
+    backends = [t.vdev_init(VDevParams(name=DEVICE_NAMES[0])), cpu]
+    x = t.new_tensor(F32, (8, 2), "x")
+    buf = t.backend_alloc_buffer(cpu, 64 * 2)
+    t.tensor_alloc(buf, x, 0)
+    t.tensor_set(x, bytes(64), 0, 64)
+    n = t.op("scale", [x], [0.5])
+    t.set_name(n, "n")
+    t.tensor_alloc(buf, n, 64)
+    g = t.new_graph(graph_size)
+    t.build_forward_expand(g, n)
+    s = t.sched_new(backends, None, graph_size)  # one round through the adapter
+    t.sched_init_measure(s, g)
+    rec("n_splits", t.sched_get_n_splits(s))
+    t.sched_free(s)
+
+    def make_round(c: Callable[[str], Any]) -> Callable[[], None]:
+        ct: Any = t  # a C target: its cffi module and prefix
+        arr = ct.ffi.new(f"{ct.p}backend_t[]", backends)
+        new, init_measure, free = c("backend_sched_new"), c("backend_sched_init_measure"), c("backend_sched_free")
+
+        def one_round() -> None:
+            sched = new(arr, ct.ffi.NULL, len(backends), graph_size)
+            init_measure(sched, g)
+            free(sched)
+
+        return one_round
+
+    rec("the heap grows with the rounds", leaks(t, make_round))
+
+
 @check("SCHED-30", case=cases(pin=None, max_steps=4))
 def n_splits_of_the_last_split(t: Target, rec: Recorder, case: SchedCase) -> None:
     """get_n_splits: 0 before any split, the measured graph's count after init_measure (reset
