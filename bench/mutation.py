@@ -1034,13 +1034,18 @@ def _old_source(which: str, commit: str, file: str, current: str) -> str:
 
 def merge_rerun(old_path: Path, rerun_path: Path, old: dict[str, dict[str, object]], out_path: Path) -> None:
     """`out_path`: the earlier file's records, those rerun replaced by the rerun's (which keep the
-    earlier commit and verdict as first_commit / first_verdict)."""
+    first run's commit and verdict as first_commit / first_verdict, and every earlier run's commit,
+    verdict and stage in `history`)."""
     rerun = {}
     for ln in rerun_path.read_text().splitlines():
         if ln.strip():
             r = json.loads(ln)
             o = old.get(r["id"], {})
-            r["first_commit"], r["first_verdict"] = o.get("commit"), o.get("verdict")
+            r["first_commit"] = o.get("first_commit", o.get("commit"))
+            r["first_verdict"] = o.get("first_verdict", o.get("verdict"))
+            hist = o.get("history", [])
+            r["history"] = [*(hist if isinstance(hist, list) else []),
+                            {k: o.get(k) for k in ("commit", "verdict", "stage", "stage1_s", "stage2_s", "why")}]
             rerun[(o.get("file"), o.get("line"), o.get("column"), o.get("kind"), o.get("replacement"))] = r
     merged = []
     for ln in old_path.read_text().splitlines():
@@ -1122,14 +1127,26 @@ def markdown(path: Path, notes: dict[str, str] | None = None) -> str:
              "| file | mutants | " + " | ".join(cols) + " |", "|---" * (len(cols) + 2) + "|"]
     for f, row in sorted(by_file.items()):
         lines.append(f"| {f} | {sum(row.values())} | " + " | ".join(str(row.get(k, 0)) for k in cols) + " |")
-    lines += ["", "| site | mutation | verdict | selection | equivalent because / killed by |", "|---|---|---|---|---|"]
+    def site(r: dict[str, object]) -> str:
+        orig = " ".join(str(r["original"]).split()).replace("|", "\\|")
+        repl = " ".join(str(r["replacement"]).split()).replace("|", "\\|")
+        return f"{r['file']}:{r['line']} | {r['kind']}: `{orig}` → `{repl}`"
+
+    rerun_kills = [r for r in recs if r["verdict"] == "killed" and r.get("first_verdict") not in (None, "killed")]
+    if rerun_kills:
+        lines += ["", "Killed in a rerun on a newer commit (they had survived the first run):", "",
+                  "| site | mutation | first run | killed by | at commit |", "|---|---|---|---|---|"]
+        for r in rerun_kills:
+            lines.append(f"| {site(r)} | {r['first_verdict']} ({str(r.get('first_commit', ''))[:7]}) | "
+                         f"`{r.get('killer', '')}` ({str(r.get('stage', '')).replace('stage', 'stage ')}) | "
+                         f"{str(r.get('commit', ''))[:7]} |")
+    lines += ["", "| site | mutation | verdict | stage | selection | equivalent because / what check is missing |",
+              "|---|---|---|---|---|---|"]
     for r in recs:
         if r["verdict"] in ("survived", "timeout", "error"):
-            orig = " ".join(r["original"].split()).replace("|", "\\|")
-            repl = r["replacement"].strip().replace("|", "\\|")
-            note = notes.get(f"{r['file']}:{r['line']}:{r['column']}:{r['kind']}:{r['replacement'].strip()}", "")
-            lines.append(f"| {r['file']}:{r['line']} | {r['kind']}: `{orig}` → `{repl}` | {r['verdict']} | "
-                         f"{' '.join(r['select'])} | {note} |")
+            key = f"{r['file']}:{r['line']}:{r['column']}:{r['kind']}:{str(r['replacement']).strip()}"
+            stage = {"stage1": "1 only", "stage2": "1 and 2"}.get(str(r.get("stage")), str(r.get("stage")))
+            lines.append(f"| {site(r)} | {r['verdict']} | {stage} | {' '.join(r['select'])} | {notes.get(key, '')} |")
     return "\n".join(lines)
 
 
