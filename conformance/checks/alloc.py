@@ -285,6 +285,36 @@ def used_up_ranges_leave_the_list(t: Target, rec: Recorder, holes: int) -> None:
     rec("z took x0's range", t.tensor_data(z) == t.tensor_data(xs[0]))
 
 
+@check("ALLOC-6", "ALLOC-26", "ALLOC-7", size=st.just(288))
+def a_freed_range_joins_both_neighbours(t: Target, rec: Recorder, size: int) -> None:
+    """A 288-byte buffer (alignment 1): t0 .. t3 (64 bytes each) placed side by side, 32 bytes
+    left at the end. A graph frees t0, then t2, then t1 (their readers y0, y2, y1 are placed
+    elsewhere before), which joins the ranges on both sides into one of 192 bytes (ALLOC-6); then
+    it places u of 192 bytes, which fits there (ALLOC-26) and in no other free range: u is
+    placed at t0's old address, no abort (ALLOC-7) (deterministic)."""
+    f32 = int(GGMLType.F32)
+    cpu = t.cpu_init()
+    mem = t.host_alloc(size)
+    talloc = t.tallocr_new(mem, size, 1)
+    ts = [t.new_tensor(f32, (16,), f"t{i}") for i in range(4)]
+    for x in ts:
+        t.tallocr_alloc(talloc, x)
+    q = t.new_tensor(f32, (48,), "q")
+    readers = [t.op("cont", [ts[i]], []) for i in (0, 2, 1)]
+    u = t.op("cont", [q], [])
+    elsewhere = t.backend_alloc_buffer(cpu, 64 * 3 + 192)
+    for i, (x, name) in enumerate(zip((*readers, q), ("y0", "y2", "y1", "q"), strict=True)):
+        t.set_name(x, name)
+        t.tensor_alloc(elsewhere, x, 64 * i)  # placed before: the walk leaves them alone
+    t.set_name(u, "u")
+    g = t.new_graph(64)
+    for x in (*readers, u):
+        t.build_forward_expand(g, x)
+    rec("nodes", [t.tensor_name(x) for x in t.graph_nodes(g)])
+    t.gallocr_alloc_graph(t.gallocr_new(), talloc, g)
+    rec("u at t0's old address", t.tensor_data(u) == t.tensor_data(ts[0]))
+
+
 @check("ALLOC-9", placement=placements, specs=_tensor_lists(), later=_tensor_lists(max_size=3), measure=st.booleans())
 def reset_keeps_max_size(t: Target, rec: Recorder, placement: Placement, specs: list[TensorSpec],
                          later: list[TensorSpec], measure: bool) -> None:
