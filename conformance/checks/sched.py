@@ -443,6 +443,23 @@ def pass3_views_and_sources(t: Target, rec: Recorder, case: SchedCase) -> None:
 # --- pass 4: splits, inputs, copies --------------------------------------------------------------
 
 
+#: view nodes where their backend differs from a neighbour's (deterministic): a RESHAPE of a CPU
+#: node read by a device node stays in the CPU split (passes 2 and 4 skip it), and a VIEW of a
+#: CPU leaf read by a device node is the CPU's (pass 3), not the device's (pass 2 would spread it)
+_VIEWS_BETWEEN = (
+    SchedCase(_one_device(), SchedGraph(
+        GraphSpec((Leaf("x", F32, (4, 2), 1, seed=5),),
+                  (Node("s0", "scale", ("x",), (0.5,)), Node("r", "reshape", ("s0",), (8.0,)),
+                   Node("s1", "scale", ("r",), (2.0,))), ("s1",)), (("s0", 1), ("s1", 0)))),
+    SchedCase(_one_device(), SchedGraph(
+        GraphSpec((Leaf("x", F32, (4, 2), 1, seed=6),),
+                  (Node("v", "view", ("x",), (4, 1, 16, 16)), Node("s0", "scale", ("v",), (0.5,))), ("s0",)),
+        (("s0", 0),))),
+)
+
+
+@example(case=_VIEWS_BETWEEN[0])
+@example(case=_VIEWS_BETWEEN[1])
 @check("SCHED-13", "SCHED-30", case=cases(pin="all"))
 def pass4_splits(t: Target, rec: Recorder, case: SchedCase) -> None:
     """Splits cut where the (user-given) backend of a non-view node changes; view nodes belong
