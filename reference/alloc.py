@@ -185,7 +185,7 @@ def _alloc_size(talloc: Tallocr, tensor: Tensor) -> int:
     return aligned_offset(0, buffer_get_alloc_size(talloc.buffer, tensor), talloc.alignment)
 
 
-@implements("ALLOC-6", "ALLOC-7")
+@implements("ALLOC-6", "ALLOC-7", "ALLOC-27")
 @checked
 def tallocr_alloc(talloc: Tallocr, tensor: Tensor) -> None:
     """ALLOC-4 to ALLOC-7: place `tensor` in a free range (rc.8's best fit). The last range runs
@@ -197,7 +197,7 @@ def tallocr_alloc(talloc: Tallocr, tensor: Tensor) -> None:
     size = _alloc_size(talloc, tensor)
     blocks = talloc.free_blocks
     best, best_size, max_avail = -1, SIZE_MAX, 0
-    for i, block in enumerate(blocks[:-1]):  # the smallest fit among all but the last
+    for i, block in enumerate(blocks[:-1]):  # the smallest fit among all but the last, the later of equals (ALLOC-27)
         max_avail = max(max_avail, block.size)
         if size <= block.size <= best_size:
             best, best_size = i, block.size

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from ggspec.reference.clauses import Profile
 from ggspec.reference.graph import hash_size
 from ggspec.reference.types import GGMLType, Op
 from hypothesis import strategies as st
@@ -313,6 +314,42 @@ def a_freed_range_joins_both_neighbours(t: Target, rec: Recorder, size: int) -> 
     rec("nodes", [t.tensor_name(x) for x in t.graph_nodes(g)])
     t.gallocr_alloc_graph(t.gallocr_new(), talloc, g)
     rec("u at t0's old address", t.tensor_data(u) == t.tensor_data(ts[0]))
+
+
+def _claims_rc8_placement(t: Target) -> bool:
+    """ALLOC-27: the reference under profile rc8, or a target whose default profile is rc8."""
+    world = getattr(t, "world", None)
+    return (world.profile if world is not None else t.default_profile) is Profile.RC8
+
+
+@check("ALLOC-27", "ALLOC-6", size=st.just(320))
+def rc8_takes_the_later_of_equal_ranges(t: Target, rec: Recorder, size: int) -> None:
+    """A 320-byte buffer (alignment 1): t0 .. t3 (64 bytes each) placed side by side; a graph
+    frees t0 and t2 (their readers are placed elsewhere before) and then places u (64 bytes),
+    which fits both freed ranges and the 64 bytes left at the end. Whether u was placed is
+    recorded always; where (t0's or t2's old address) only where rc.8's placement is claimed
+    (ALLOC-27: rc.8 takes the later of two equally small ranges) (deterministic)."""
+    f32 = int(GGMLType.F32)
+    cpu = t.cpu_init()
+    talloc = t.tallocr_new(t.host_alloc(size), size, 1)
+    ts = [t.new_tensor(f32, (16,), f"t{i}") for i in range(4)]
+    for x in ts:
+        t.tallocr_alloc(talloc, x)
+    q = t.new_tensor(f32, (16,), "q")
+    readers = [t.op("cont", [ts[i]], []) for i in (0, 2)]
+    u = t.op("cont", [q], [])
+    elsewhere = t.backend_alloc_buffer(cpu, 64 * 3)
+    for i, (x, name) in enumerate(zip((*readers, q), ("y0", "y2", "q"), strict=True)):
+        t.set_name(x, name)
+        t.tensor_alloc(elsewhere, x, 64 * i)  # placed before: the walk leaves them alone
+    t.set_name(u, "u")
+    g = t.new_graph(64)
+    for x in (*readers, u):
+        t.build_forward_expand(g, x)
+    t.gallocr_alloc_graph(t.gallocr_new(), talloc, g)
+    rec("u placed", t.tensor_data(u) is not None)
+    if _claims_rc8_placement(t):
+        rec("u at the old address of", [t.tensor_name(x) for x in ts if t.tensor_data(x) == t.tensor_data(u)])
 
 
 @check("ALLOC-9", placement=placements, specs=_tensor_lists(), later=_tensor_lists(max_size=3), measure=st.booleans())
