@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import os
 import random
@@ -382,9 +383,10 @@ RC8_PLAN: dict[str, tuple[int, tuple[str, ...]]] = {
 NATIVE_EXCLUDED_FUNCTIONS = re.compile(r"_debug_")
 
 
+@functools.lru_cache(maxsize=32)
 def function_spans(text: str) -> list[tuple[str, int, int]]:
     """(name, start, end) of each top-level function definition of C source `text`: `end` is the
-    offset after its closing brace."""
+    offset after its closing brace (cached: the planner asks for every mutant)."""
     toks = tokens(text)
     spans: list[tuple[str, int, int]] = []
     level = 0
@@ -724,6 +726,7 @@ class Outcome:
     seconds: float
     why: str = ""
     killer: str = ""  # the check that failed first
+    failing: list[str] = dataclasses.field(default_factory=list)  # every check that failed (without stop_early)
 
 
 def check_command(target: str, select: Sequence[str], stage: Stage, deselect: Sequence[str] = ()) -> list[str]:
@@ -775,7 +778,7 @@ def run_check(env_extra: dict[str, str], target: str, select: Sequence[str], sta
         bad = [str(c.get("name")) for c in report.get("checks", [])
                if isinstance(c, dict) and c.get("status") not in ("pass", "unsupported", "xfail", "skip")]
         if bad:
-            return Outcome("killed", dt, ",".join(bad[:5]), bad[0])
+            return Outcome("killed", dt, ",".join(bad[:5]), bad[0], bad)
         if proc.returncode == 3 or report.get("load_error"):
             return Outcome("killed", dt, f"did not load: {str(report.get('load_error'))[:200]}", "(load)")
         return Outcome("error", dt, f"exit {proc.returncode}, no failing check in the report")
@@ -828,19 +831,23 @@ class Runner:
             raise RuntimeError(err)
         build.check_loaded(self.base)
 
-    def unmutated_fails(self, check: str, stage: Stage) -> bool:
-        key = (check, stage.name)
-        if key not in self._confirmed:
-            if check == "(load)":
-                self._confirmed[key] = False
-            else:
-                base_stage = dataclasses.replace(stage, budget=max(stage.budget * 2, 300), stop_early=False)
-                o = run_check(self.build.env(self.base), self.build.target, [check], base_stage, self.work / "base.json")
-                self._confirmed[key] = o.verdict != "survived"
-                if o.verdict != "survived":
-                    print(f"  the unmutated build fails {check} too at {stage.name} ({o.verdict} {o.why}): deselected",
-                          flush=True)
-        return self._confirmed[key]
+    def confirm(self, stage: Stage, checks: Iterable[str]) -> set[str]:
+        """Run the unmutated build, in one run, on those of `checks` (killers of mutants) not run so
+        yet at `stage`; deselect for the stage those it fails too. Returns which of `checks` the
+        unmutated build fails (those killed nothing)."""
+        new = sorted({c for c in checks if c and c != "(load)" and (c, stage.name) not in self._confirmed})
+        if new:
+            base_stage = dataclasses.replace(stage, budget=max(stage.budget * 3, 900), stop_early=False)
+            o = run_check(self.build.env(self.base), self.build.target, new, base_stage, self.work / "base.json")
+            if o.verdict not in ("survived", "killed"):
+                raise RuntimeError(f"the unmutated build did not finish the killers' checks at {stage.name}: {o.verdict} "
+                                   f"{o.why}")
+            for c in new:
+                self._confirmed[(c, stage.name)] = c in o.failing
+                if c in o.failing:
+                    self.deselect[stage.name].append(c)
+                    print(f"  the unmutated build fails {c} too at {stage.name}: deselected", flush=True)
+        return {c for c in checks if self._confirmed.get((c, stage.name))}
 
     def prepare(self, m: Mutant) -> dict[str, object]:
         """Compile and link the mutant into `self.mut`; the record so far (verdict set if it did not
@@ -861,13 +868,8 @@ class Runner:
 
     def run_stage(self, m: Mutant, rec: dict[str, object], stage: Stage) -> Outcome:
         select = self.planner.selection(m)
-        while True:
-            o = run_check(self.build.env(self.mut), self.build.target, select, stage, self.work / "report.json",
-                          self.deselect[stage.name])
-            if o.verdict == "killed" and o.killer and self.unmutated_fails(o.killer, stage):
-                self.deselect[stage.name].append(o.killer)
-                continue
-            break
+        o = run_check(self.build.env(self.mut), self.build.target, select, stage, self.work / "report.json",
+                      self.deselect[stage.name])
         rec[f"{stage.name}_s"] = round(o.seconds, 1)
         rec.update(verdict=o.verdict, stage=stage.name, why=o.why, killer=o.killer)
         return o
@@ -876,13 +878,47 @@ class Runner:
 def run_mutants(runner: Runner, mutants: Sequence[Mutant], out_path: Path, total: float, extra: dict[str, object],
                 log_prefix: str = "") -> None:
     """Stage 1 for every mutant (until `total` seconds), then the later stages for those that
-    survived; one JSON record per mutant in `out_path` (written as verdicts become final)."""
+    survived; one JSON record per mutant in `out_path` (written as verdicts become final). At the
+    end of each stage the checks that killed mutants are run against the unmutated build (one run);
+    a mutant killed by one that the unmutated build fails too runs that stage again without it."""
     t_start = time.monotonic()
-    pending: list[tuple[Mutant, dict[str, object]]] = []
+    pending: list[tuple[Mutant, dict[str, object]]] = []  # survived so far
+    held: list[tuple[Mutant, dict[str, object]]] = []  # killed, the killer not yet confirmed
+    waiting: list[tuple[Mutant, dict[str, object]]] = []  # survivors of a stage before, not yet run in this one
     with open(out_path, "w", encoding="utf-8") as out:
         def emit(rec: dict[str, object]) -> None:
             out.write(json.dumps({**rec, **extra}) + "\n")
             out.flush()
+
+        def one(stage: Stage, m: Mutant, rec: dict[str, object], label: str) -> None:
+            prev = rec.get("verdict")
+            if stage is not runner.stages[0] or prev is None:
+                runner.prepare(m)  # (re)build it: the record keeps its verdict so far
+                runner.run_stage(m, rec, stage)
+                if prev is not None and stage is not runner.stages[0]:
+                    rec[f"{stage.name}_from"] = prev
+            print(f"{log_prefix}{label} {stage.name} {rec['verdict']:15} "
+                  f"{float(str(rec.get(stage.name + '_s', 0))):5.1f}s {m.ident} {m.describe()}", flush=True)
+            if rec["verdict"] in ("survived", "timeout"):
+                pending.append((m, rec))
+            elif rec["verdict"] == "killed":
+                held.append((m, rec))
+            else:
+                emit(rec)
+
+        def settle(stage: Stage) -> None:
+            for _ in range(3):
+                bad = runner.confirm(stage, [str(rec.get("killer", "")) for _, rec in held])
+                redo = [(m, rec) for m, rec in held if rec.get("killer") in bad]
+                if not redo:
+                    break
+                held[:] = [(m, rec) for m, rec in held if rec.get("killer") not in bad]
+                for m, rec in redo:
+                    rec.pop("verdict")
+                    one(stage, m, rec, "[again]")
+            for _, rec in held:
+                emit(rec)
+            held.clear()
 
         try:
             first = runner.stages[0]
@@ -893,37 +929,30 @@ def run_mutants(runner: Runner, mutants: Sequence[Mutant], out_path: Path, total
                 rec = runner.prepare(m)
                 if "verdict" not in rec:
                     runner.run_stage(m, rec, first)
-                print(f"{log_prefix}[{k + 1}/{len(mutants)}] {first.name} {rec['verdict']:15} "
-                      f"{float(str(rec.get(first.name + '_s', 0))):5.1f}s {m.ident} {m.describe()}", flush=True)
-                if rec["verdict"] in ("survived", "timeout"):
-                    pending.append((m, rec))
-                else:
-                    emit(rec)
+                one(first, m, rec, f"[{k + 1}/{len(mutants)}]")
+            settle(first)
             for stage in runner.stages[1:]:
                 # the cheapest selections first (by their time in the stage before), so that a total
                 # budget reached in this stage leaves out the fewest mutants
-                pending.sort(key=lambda mr: float(str(mr[1].get(f"{runner.stages[0].name}_s", 0))))
-                still: list[tuple[Mutant, dict[str, object]]] = []
-                for k, (m, rec) in enumerate(pending):
+                queue = sorted(pending, key=lambda mr: float(str(mr[1].get(f"{first.name}_s", 0))))
+                pending.clear()
+                waiting[:] = queue
+                for k, (m, rec) in enumerate(queue):
                     if time.monotonic() - t_start > total:
-                        print(f"{log_prefix}total budget reached in {stage.name}: {len(pending) - k} mutants not run "
+                        print(f"{log_prefix}total budget reached in {stage.name}: {len(queue) - k} mutants not run "
                               "there", flush=True)
-                        still += pending[k:]
                         break
-                    runner.prepare(m)  # rebuild it (the verdict of stage 1 stays in rec)
-                    prev = rec["verdict"]
-                    runner.run_stage(m, rec, stage)
-                    rec[f"{stage.name}_from"] = prev
-                    print(f"{log_prefix}[{k + 1}/{len(pending)}] {stage.name} {rec['verdict']:15} "
-                          f"{float(str(rec.get(stage.name + '_s', 0))):5.1f}s {m.ident} {m.describe()}", flush=True)
-                    if rec["verdict"] in ("survived", "timeout"):
-                        still.append((m, rec))
-                    else:
-                        emit(rec)
-                pending = still
+                    one(stage, m, rec, f"[{k + 1}/{len(queue)}]")
+                    waiting.pop(0)
+                pending += waiting
+                waiting.clear()
+                settle(stage)
         finally:
-            for _, rec in pending:
-                emit(rec)
+            done: set[object] = set()
+            for (_, rec), flag in [*((x, True) for x in held), *((x, False) for x in [*pending, *waiting])]:
+                if rec.get("id") not in done:
+                    done.add(rec.get("id"))
+                    emit({**rec, "unconfirmed": True} if flag else rec)
             print(f"{log_prefix}total {time.monotonic() - t_start:.0f}s", flush=True)
 
 
