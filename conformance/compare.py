@@ -118,7 +118,10 @@ def table(columns: list[Column], only_differences: bool = False) -> str:
 
 
 def to_json(columns: list[Column], cfg: RunConfig, started: datetime | None = None,
-            only_differences: bool = False) -> dict[str, Any]:
+            only_differences: bool = False, descriptions: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The comparison as JSON; `descriptions` (label -> report.describe_target's dict) for columns
+    read back from earlier reports, whose targets need not be at hand now."""
+    known = descriptions or {}
     return {
         "format": report.FORMAT,
         "versions": report.versions(),
@@ -127,7 +130,7 @@ def to_json(columns: list[Column], cfg: RunConfig, started: datetime | None = No
         "size": cfg.size, "seed": cfg.seed, "examples": cfg.examples,
         "verdict": "fail" if any(c.failing for c in columns) else "pass",
         "columns": [{"label": c.label, "target": c.target, "profile": c.profile.value,
-                     "target_description": report.describe_target(c.target),
+                     "target_description": known.get(c.label) or report.describe_target(c.target),
                      "summary": report.summary(list(c.verdicts.values())), "seconds": round(c.seconds, 3),
                      "checks": [{"name": r.check, "clauses": list(r.clauses), "status": r.status,
                                  "examples": r.examples, "seconds": round(r.seconds, 3), "detail": r.detail,

@@ -1,8 +1,18 @@
 """The page "What changed in ggml-backend, version by version", made from a `ggspec compare --json`
 report over rc.8 and later builds of the same API generation:
 
-    ggspec compare rc8 llama-cpp-python-0.2.30@rc8 ggml-python-0.0.25@rc8 ggml-python-0.0.26@rc8 ... \\
+    python -m ggspec.conformance.versions --update docs/data/versions-compare.json --reports DIR
+
+runs `ggspec check --target T --profile rc8 --max-examples 3 --seed 20261130 --no-known --json
+DIR/<T>.json` for each column of the version line (COLUMNS) that neither the existing compare
+report (same seed and examples) nor DIR holds yet (`--rerun T` runs T again), and writes the
+compare report from them, in `ggspec compare --json`'s format: the same as
+
+    ggspec compare rc8 llama-cpp-python-0.2.30@rc8 ggml-python-0.0.25@rc8 ... ggml-python-0.0.37@rc8 \\
         --max-examples 3 --seed 20261130 --no-gate --json docs/data/versions-compare.json
+
+but one target at a time, so that a column already run is not run again.
+
     python -m ggspec.conformance.versions --json docs/data/versions-compare.json > versions.md
 
 The docs build (docs/build.py) writes the page from the committed `docs/data/versions-compare.json`,
@@ -16,11 +26,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from ggspec.reference.clauses import Profile
+
 BASE = "rc8"
+#: the version line's columns, in the page's order (rc.8, llama.cpp of its days, then ggml-python oldest first)
+COLUMNS = ("rc8", "llama-cpp-python-0.2.30@rc8", *(f"ggml-python-0.0.{n}@rc8" for n in range(25, 38)))
+SEED = 20261130
+EXAMPLES = 3
 #: the verdicts that count as "the same behaviour" as a pass on rc.8 (a function the version lacks
 #: is a change of API, reported, but no change of behaviour of what is there)
 _SAME_AS_PASS = ("pass",)
@@ -54,12 +72,16 @@ clause as a **Changed after rc.8** note (spec/*.md) and in the target's known-fa
 (conformance/known/<target>.toml), so each target's own
 `ggspec check` exits 0.
 
-Regenerate (the compare takes a few minutes a column on two cores):
+Regenerate with one command (it runs `ggspec check --no-known --json` for each column it does not
+hold yet, a few minutes a column on two cores, and keeps the columns it has; `--rerun TARGET`
+runs one again); the docs build writes this page from the report:
 
 ```sh
-ggspec compare {columns} --max-examples {examples} --seed {seed} --no-gate --json docs/data/versions-compare.json
-python -m ggspec.conformance.versions --json docs/data/versions-compare.json > versions.md
+python -m ggspec.conformance.versions --update docs/data/versions-compare.json --reports build/versions
 ```
+
+which is `ggspec compare {columns} --max-examples {examples} --seed {seed} --no-gate --json
+docs/data/versions-compare.json`, one column at a time.
 """
 
 
@@ -152,10 +174,97 @@ def page_from(path: Path) -> str:
     return page(json.loads(path.read_text(encoding="utf-8")))
 
 
+def _column(label: str, checks: list[dict[str, Any]], seconds: float) -> Any:
+    """A compare column (compare.Column) from a report's check results; verdicts recomputed, no known failures."""
+    from . import report
+    from .compare import Column, parse_target
+    from .runner import verdicts
+
+    target, profile = parse_target(label)
+    _, results = report.from_json({"checks": checks})
+    return Column(target, profile, {v.id: v for v in verdicts(results)}, results, float(seconds))
+
+
+def _matches(data: dict[str, Any], seed: int, examples: int) -> bool:
+    return data.get("seed") == seed and data.get("examples") == examples
+
+
+def _check(label: str, path: Path, seed: int, examples: int) -> None:
+    """Run one column as its own `ggspec check` (the target fetched and built as for check), JSON to `path`."""
+    target, _, profile = label.partition("@")
+    cmd = [sys.executable, "-m", "ggspec.conformance", "check", "--target", target, "--max-examples", str(examples),
+           "--seed", str(seed), "--no-known", "--json", str(path)] + (["--profile", profile] if profile else [])
+    print(f"python -m ggspec.conformance.versions: {' '.join(cmd[1:])}", file=sys.stderr, flush=True)
+    done = subprocess.run(cmd, check=False)
+    if done.returncode not in (0, 1) or not path.is_file():
+        raise ValueError(f"{label}: `ggspec check` ended with exit code {done.returncode} and no report")
+
+
+def update(out: Path, reports: Path, rerun: set[str] | None = None, columns: tuple[str, ...] = COLUMNS,
+           seed: int = SEED, examples: int = EXAMPLES) -> dict[str, Any]:
+    """The version line's compare report (`ggspec compare --json`'s format) written to `out`: each column
+    taken from `out` itself or from `reports/<label>.json` when either has it with this seed and
+    examples (and it is not in `rerun`), else run by `ggspec check` into `reports/`."""
+    from .compare import to_json
+    from .runner import RunConfig
+
+    rerun = rerun or set()
+    old: dict[str, dict[str, Any]] = {}
+    if out.is_file():
+        data = json.loads(out.read_text(encoding="utf-8"))
+        if _matches(data, seed, examples):
+            old = {c["label"]: c for c in data.get("columns", [])}
+    reports.mkdir(parents=True, exist_ok=True)
+    cols = []
+    described: dict[str, dict[str, Any]] = {}
+    for label in columns:
+        path = reports / f"{label}.json"
+        mine = label in rerun or label.split("@")[0] in rerun
+        if not mine and (label in old or f"{label}@{cols_profile(label)}" in old):
+            col = old.get(label) or old[f"{label}@{cols_profile(label)}"]
+            cols.append(_column(col["label"], col["checks"], col.get("seconds", 0.0)))
+            described[cols[-1].label] = col.get("target_description", {})
+            continue
+        if mine or not path.is_file() or not _matches(json.loads(path.read_text(encoding="utf-8")), seed, examples):
+            _check(label, path, seed, examples)
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("profile") != cols_profile(label):
+            raise ValueError(f"{path}: a report of profile {data.get('profile')}, not {label}'s")
+        cols.append(_column(label, data["checks"], data.get("seconds", 0.0)))
+        described[cols[-1].label] = data.get("target_description") or {"name": cols[-1].target}
+    cfg = RunConfig("native", Profile.FIXED, size="dev", max_examples=examples, seed=seed)
+    result = to_json(cols, cfg, datetime.now(timezone.utc), descriptions=described)
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return result
+
+
+def cols_profile(label: str) -> str:
+    """The profile a column label names (`T@P`), or the target's default."""
+    target, sep, profile = label.partition("@")
+    return profile if sep else _default(target)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m ggspec.conformance.versions", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--json", required=True, metavar="FILE", help="a `ggspec compare --json` report with an rc8 column")
+    ap.add_argument("--json", metavar="FILE", help="a `ggspec compare --json` report with an rc8 column: print its page")
+    ap.add_argument("--update", metavar="FILE", help="write the version line's compare report here (see the module doc)")
+    ap.add_argument("--reports", metavar="DIR", default="build/versions",
+                    help="with --update: the per-column `ggspec check --json` reports (default: build/versions)")
+    ap.add_argument("--rerun", action="append", default=[], metavar="TARGET", help="with --update: run this column again")
     args = ap.parse_args(argv)
+    if args.update:
+        try:
+            data = update(Path(args.update), Path(args.reports), set(args.rerun))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"python -m ggspec.conformance.versions: {exc}", file=sys.stderr)
+            return 2
+        for c in data["columns"]:
+            s = c["summary"]
+            print(f"{c['label']}: {s.get('pass', 0)} pass, {s.get('fail', 0)} fail, {s.get('crash', 0)} crash, "
+                  f"{s.get('unsupported', 0)} unsupported ({c.get('seconds', 0):.0f} s)")
+        return 0
+    if not args.json:
+        ap.error("one of --json or --update is needed")
     try:
         data = json.loads(Path(args.json).read_text(encoding="utf-8"))
         text = page(data)

@@ -203,3 +203,32 @@ def test_struct_members_the_target_lacks_or_retypes_are_left_out(tmp_path: Path)
     assert r.revision.fields == ["ggml_tensor.is_param", "ggml_backend_i.graph_compute"]
     same = "struct ggml_tensor {\n    enum ggml_type type;\n    int32_t flags;\n    void * data;\n    char name[64];\n};"
     assert revise_struct(r, same) == same
+
+
+def _check_report(status: str, seed: int = 20261130) -> dict[str, object]:
+    return {"seed": seed, "examples": 3, "profile": "rc8", "seconds": 5.0,
+            "checks": [{"name": "buf.init_without_get_base", "clauses": ["BUF-1"], "status": status, "examples": 3,
+                        "seconds": 1.0, "detail": "" if status == "pass" else "expected an abort", "errata": {}}]}
+
+
+def test_versions_update_assembles_the_compare_from_check_reports_and_keeps_its_columns(tmp_path: Path) -> None:
+    import json
+
+    from ggspec.conformance.versions import page, update
+
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "rc8.json").write_text(json.dumps(_check_report("pass")))
+    (reports / "ggml-python-0.0.26@rc8.json").write_text(json.dumps(_check_report("fail")))
+    out = tmp_path / "compare.json"
+    cols = ("rc8", "ggml-python-0.0.26@rc8")
+    data = update(out, reports, columns=cols)
+    assert [c["label"] for c in data["columns"]] == ["rc8@rc8", "ggml-python-0.0.26@rc8"]
+    row = next(r for r in data["clauses"] if r["id"] == "BUF-1")
+    assert row["statuses"] == {"rc8@rc8": "pass", "ggml-python-0.0.26@rc8": "fail"}
+    assert "| BUF-1 | pass | 0.0.26: **FAIL** |" in page(data)
+    # the written report holds the columns: without the per-column reports they are kept, not run again
+    for f in reports.iterdir():
+        f.unlink()
+    again = update(out, reports, columns=cols)
+    assert next(r for r in again["clauses"] if r["id"] == "BUF-1")["statuses"] == row["statuses"]
