@@ -762,7 +762,8 @@ def _placed_chain(t: Target) -> tuple[Handle, list[Handle]]:
 def freeing_allocators_releases_their_memory(t: Target, rec: Recorder, rounds: int) -> None:
     """A round: a measuring tensor allocator and a graph allocator are made, given a parse
     sequence, run over an already placed graph by gallocr_alloc_graph (its own key table) and then
-    by gallocr_alloc_graph_n (the caller's table, which replaces it), and freed. Done once through
+    by gallocr_alloc_graph_n (the caller's table, which replaces it), and freed; then a measuring
+    legacy allocr is made, run over the graph and freed. Done once through
     the adapter; then, on a C target, many rounds through its C functions: the heap must not grow
     with the rounds (deterministic)."""
     from ._leaks import leaks
@@ -778,6 +779,9 @@ def freeing_allocators_releases_their_memory(t: Target, rec: Recorder, rounds: i
         t.gallocr_alloc_graph_n(galloc, g, hash_size, [(x, talloc) for x in tensors])
         t.gallocr_free(galloc)
         t.tallocr_free(talloc)
+        legacy = t.allocr_new_measure(64)
+        t.allocr_alloc_graph(legacy, g)
+        t.allocr_free(legacy)
 
     def make_round(c: Callable[[str], Any]) -> Callable[[], None]:
         ct: Any = t  # a C target: its cffi module and prefix
@@ -786,6 +790,7 @@ def freeing_allocators_releases_their_memory(t: Target, rec: Recorder, rounds: i
         table = ct.ffi.new(f"{ct.p}tallocr_t[]", int(hs.size))
         slots = [int(c("hash_find_or_insert")(hs, x)) for x in tensors]
         new_measure, talloc_free = c("tallocr_new_measure"), c("tallocr_free")
+        allocr_new, allocr_graph, allocr_free = c("allocr_new_measure"), c("allocr_alloc_graph"), c("allocr_free")
         new, set_seq, alloc_graph, alloc_graph_n, free = (c("gallocr_new"), c("gallocr_set_parse_seq"),
                                                           c("gallocr_alloc_graph"), c("gallocr_alloc_graph_n"),
                                                           c("gallocr_free"))
@@ -800,6 +805,9 @@ def freeing_allocators_releases_their_memory(t: Target, rec: Recorder, rounds: i
             alloc_graph_n(galloc, g, hs, table)
             free(galloc)
             talloc_free(talloc)
+            legacy = allocr_new(64)
+            allocr_graph(legacy, g)
+            allocr_free(legacy)
 
         return one_round
 
