@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 from .checked import checked, require_live
 from .clauses import implements, require
 from .types import MAX_DIMS, MAX_NAME, MAX_SRC, GGMLType, Op, blck_size, row_size, type_size
-from .world import SIZE_MAX, World
+from .world import OBSERVED_ADDRESSES, SIZE_MAX, World
 
 #: the alignment ggml_init pads a context's pool size to
 MEM_ALIGN = 16
@@ -121,6 +121,11 @@ class Context:
     Its tensor structs lie one after the other in its memory pool, at `memory` when the caller
     gives the pool (a context rebuilt in the same static buffer, as whisper.cpp builds each graph),
     else at fresh addresses: the same tensors made in the same order get the same addresses.
+
+    Where a struct lies in a pool is each build's own layout (its struct sizes, its object
+    headers, the graphs it keeps in the pool), which the API does not fix. A harness that runs
+    the model beside a build gives the model the build's addresses instead (`take_addresses`),
+    so that state keyed by address (SCHED-32) goes stale exactly where it does in the build.
     """
 
     def __init__(self, world: World, no_alloc: bool = True, memory: int | None = None) -> None:
@@ -128,15 +133,33 @@ class Context:
         self.no_alloc = no_alloc
         self.memory = world.context_memory() if memory is None else memory
         self._placed = 0
+        self._observed: list[int] = []
         self.tensors: list[Tensor] = []
         #: set by `free()` (ggml_free): the context's tensors and graphs are gone
         self.freed = False
 
     def place(self) -> int:
-        """The address of the next tensor struct in the pool."""
+        """The address of the next tensor struct: the next address given to `take_addresses`,
+        else the next slot of the pool."""
+        if self._observed:
+            return OBSERVED_ADDRESSES + self._observed.pop(0)
         addr = self.memory + self._placed * TENSOR_OVERHEAD
         self._placed += 1
         return addr
+
+    def take_addresses(self, addresses: Sequence[int]) -> None:
+        """The next `len(addresses)` tensors made in this context get these addresses (a real
+        build's tensor structs, in the order it made them), moved by `OBSERVED_ADDRESSES` so
+        that they never meet an address the model hands out itself. Equal addresses stay equal,
+        different ones different: a hash set keyed by address behaves as the build's does."""
+        if not all(isinstance(a, int) and 0 <= a < OBSERVED_ADDRESSES for a in addresses):
+            raise ValueError(f"addresses must be ints in [0, 2**62), got {list(addresses)!r}")
+        self._observed = list(addresses)
+
+    @property
+    def addresses_left(self) -> int:
+        """How many addresses given to `take_addresses` no tensor has taken yet."""
+        return len(self._observed)
 
     def free(self) -> None:
         """`ggml_free(ctx)`: release the memory the context gave its tensors (CORE-6)."""

@@ -26,6 +26,9 @@ SIZE_MAX = 2**64 - 1
 #: where contexts' memory pools start, apart from the data regions, and the span each one gets
 CONTEXT_MEMORY = 1 << 56
 CONTEXT_SPAN = 1 << 32
+#: where the model puts tensor structs at addresses a real build reported (`Context.take_addresses`):
+#: the build's address plus this, apart from every address the model hands out itself
+OBSERVED_ADDRESSES = 1 << 62
 
 
 def size_add(a: int, b: int) -> int:

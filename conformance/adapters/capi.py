@@ -128,6 +128,9 @@ class CApiTarget:
             return 0
         return int(self.ffi.cast("uintptr_t", get_base(buf)))
 
+    def tensor_address(self, t: Any) -> int:
+        return int(self.ffi.cast("uintptr_t", t))
+
     def tensor_info(self, t: Any) -> TensorInfo:
         buf = t.view_src.buffer if t.view_src != self.ffi.NULL else t.buffer
         data = int(self.ffi.cast("uintptr_t", t.data))

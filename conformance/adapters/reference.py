@@ -67,6 +67,9 @@ class ReferenceTarget:
             t.view_src is not None, t.buffer is not None, t.data is not None, offset,
         )
 
+    def tensor_address(self, t: Tensor) -> int:
+        return t.addr
+
     def tensor_buffer(self, t: Tensor) -> Buffer | None:
         return t.buffer
 
