@@ -58,18 +58,62 @@ def invariant(cond: bool, clause_id: str, what: str) -> None:
         undefined(clause_id, f"invariant broken: {what}")
 
 
+#: the kind of each class whose objects the guard has seen: what besides its own `freed` flag
+#: makes one dead (a graph: its context; a tensor: its context, buffer and view_src)
+_OTHER, _GRAPH, _TENSOR = 0, 1, 2
+_kinds: dict[type, int] = {}
+
+
+def _kind(cls: type) -> int:
+    kind = _OTHER
+    if cls.__name__ == "Tensor":
+        from .tensor import Tensor
+
+        kind = _TENSOR if issubclass(cls, Tensor) else _OTHER
+    elif cls.__name__ == "CGraph":
+        kind = _GRAPH
+    _kinds[cls] = kind
+    return kind
+
+
+def is_dead(value: object) -> bool:
+    """Whether `dead_reason(value)` is not None, without composing the reason (flags read only:
+    this runs on every argument of every model call)."""
+    if getattr(value, "freed", False) is True:
+        return True
+    kind = _kinds.get(type(value))
+    if kind is None:
+        kind = _kind(type(value))
+    if kind == _OTHER:
+        return False
+    if kind == _GRAPH:
+        ctx = getattr(value, "ctx", None)
+        return ctx is not None and getattr(ctx, "freed", False) is True
+    t: Any = value
+    while True:  # _tensor_dead, as a loop
+        if t.ctx.freed:
+            return True
+        buffer = t.buffer
+        if buffer is not None and buffer.freed:
+            return True
+        t = t.view_src
+        if t is None:
+            return False
+
+
 def dead_reason(value: object) -> str | None:
     """Why a model object may no longer be used, or None while it lives."""
     if getattr(value, "freed", False) is True:
         return "it was freed"
-    ctx = getattr(value, "ctx", None)  # a graph lives in its context's memory
-    if ctx is not None and getattr(ctx, "freed", False) is True and type(value).__name__ == "CGraph":
-        return "its context was freed"
-    if type(value).__name__ == "Tensor":
-        from .tensor import Tensor
-
-        if isinstance(value, Tensor):
-            return _tensor_dead(value)
+    kind = _kinds.get(type(value))
+    if kind is None:
+        kind = _kind(type(value))
+    if kind == _GRAPH:  # a graph lives in its context's memory
+        ctx = getattr(value, "ctx", None)
+        if ctx is not None and getattr(ctx, "freed", False) is True:
+            return "its context was freed"
+    if kind == _TENSOR:
+        return _tensor_dead(value)
     return None
 
 
@@ -85,11 +129,15 @@ def _tensor_dead(t: Any) -> str | None:
     return None
 
 
+def _refuse_dead(value: object) -> NoReturn:
+    why = dead_reason(value)
+    raise UseAfterFree(FREE_CLAUSES.get(type(value).__name__, "CORE-6"), f"{value!r} is used after {why}")
+
+
 def require_live(value: T) -> T:
     """`value`, refused with UseAfterFree when it is dead."""
-    why = dead_reason(value)
-    if why is not None:
-        raise UseAfterFree(FREE_CLAUSES.get(type(value).__name__, "CORE-6"), f"{value!r} is used after {why}")
+    if is_dead(value):
+        _refuse_dead(value)
     return value
 
 
@@ -101,6 +149,8 @@ def _refuse(fn: str, name: str, want: str, value: object) -> NoReturn:
 
 def _is_int(value: object) -> bool:
     """An int (numpy's integers too), not a bool."""
+    if type(value) is int:
+        return True
     if isinstance(value, bool):
         return False
     try:
@@ -147,7 +197,8 @@ def _check_for(tp: object, fn: str) -> Check | None:
     def obj(name: str, v: object) -> None:
         if not isinstance(v, tp):
             _refuse(fn, name, f"a {tp.__name__}", v)
-        require_live(v)
+        if is_dead(v):
+            _refuse_dead(v)
 
     return obj
 
@@ -165,40 +216,65 @@ def _model_names() -> dict[str, object]:
     return names
 
 
-def _compile(fn: Callable[..., object]) -> list[tuple[str, Check | None]]:
-    checks: list[tuple[str, Check | None]] = []
-    for name, param in inspect.signature(fn).parameters.items():
+#: (positional index, name, check) of each checked parameter; check by keyword
+Plan = tuple[tuple[tuple[int, str, Check], ...], dict[str, Check]]
+
+
+def _compile(fn: Callable[..., object]) -> Plan:
+    namespace: dict[str, object] | None = None
+    positional: list[tuple[int, str, Check]] = []
+    by_name: dict[str, Check] = {}
+    for i, (name, param) in enumerate(inspect.signature(fn).parameters.items()):
         ann = param.annotation
-        check: Check | None = None
-        if isinstance(ann, str) and ann:
-            try:
-                tp = eval(ann, {**_model_names(), **fn.__globals__})  # noqa: S307 - our own annotations
-            except Exception:  # noqa: BLE001 - an annotation we cannot resolve is not checked
-                tp = None
-            else:
-                check = _check_for(tp, fn.__qualname__)
-        checks.append((name, check))
-    return checks
+        if not (isinstance(ann, str) and ann):
+            continue
+        if namespace is None:
+            namespace = {**_model_names(), **fn.__globals__}
+        try:
+            tp = eval(ann, namespace)  # noqa: S307 - our own annotations
+        except Exception:  # noqa: BLE001 - an annotation we cannot resolve is not checked
+            continue
+        check = _check_for(tp, fn.__qualname__)
+        if check is None:
+            continue
+        by_name[name] = check
+        positional.append((i, name, check))  # as zip(parameters, args) pairs them
+    return tuple(positional), by_name
+
+
+#: the plans not compiled yet (compile_all compiles them: a process about to fork does it once)
+_uncompiled: list[Callable[[], Plan]] = []
+
+
+def compile_all() -> None:
+    """Compile every checked function's plan now (else each is compiled at its first call)."""
+    while _uncompiled:
+        _uncompiled.pop()()
 
 
 def checked(fn: F) -> F:
     """Check the arguments of a public model function against its annotations (see the module)."""
-    compiled: list[list[tuple[str, Check | None]]] = []
+    compiled: list[Plan] = []
+
+    def plan() -> Plan:
+        if not compiled:
+            compiled.append(_compile(fn))
+        return compiled[0]
 
     @functools.wraps(fn)
     def wrapper(*args: object, **kwargs: object) -> object:
-        if not compiled:
-            compiled.append(_compile(fn))
-        checks = compiled[0]
-        for (name, check), value in zip(checks, args, strict=False):
-            if check is not None:
-                check(name, value)
+        positional, by_name = compiled[0] if compiled else plan()
+        n = len(args)
+        for i, name, check in positional:
+            if i >= n:
+                break
+            check(name, args[i])
         if kwargs:
-            by_name = dict(checks)
             for name, value in kwargs.items():
-                check = by_name.get(name)
-                if check is not None:
-                    check(name, value)
+                named = by_name.get(name)
+                if named is not None:
+                    named(name, value)
         return fn(*args, **kwargs)
 
+    _uncompiled.append(plan)
     return typing.cast(F, wrapper)
