@@ -25,7 +25,7 @@ def vdev_init(params: VDevParams | None = None) -> Backend:
         "name": name, "alignment": params.alignment, "lazy": bool(params.lazy),
         "async_entries": bool(params.async_entries), "buffer_cpy_tensor": bool(params.buffer_cpy_tensor),
         "cpy_tensor_async": bool(params.cpy_tensor_async), "alloc_pad": params.alloc_pad,
-        "ops_mask": [mask & (2**64 - 1), mask >> 64],
+        "ops_mask": [mask & (2**64 - 1), mask >> 64], "compute_fails": bool(params.compute_fails),
     })
     b = Backend.wrap(lib.ggspec_vdev_init(p))
     if b is None:

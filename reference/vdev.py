@@ -42,6 +42,8 @@ class VDevParams:
     cpy_tensor_async: bool = True
     alloc_pad: int = 0
     ops: frozenset[Op] = ALL_OPS
+    #: graph_compute computes the graph as always, then returns false (a backend reporting failure)
+    compute_fails: bool = False
 
     def __repr__(self) -> str:
         """Valid Python (with `from ggspec.reference.vdev import *`), so reproducers can be pasted."""
@@ -49,7 +51,8 @@ class VDevParams:
         return (
             f"VDevParams(name={self.name!r}, alignment={self.alignment}, lazy={self.lazy}, "
             f"async_entries={self.async_entries}, buffer_cpy_tensor={self.buffer_cpy_tensor}, "
-            f"cpy_tensor_async={self.cpy_tensor_async}, alloc_pad={self.alloc_pad}, ops={ops})"
+            f"cpy_tensor_async={self.cpy_tensor_async}, alloc_pad={self.alloc_pad}, ops={ops}"
+            + (", compute_fails=True)" if self.compute_fails else ")")
         )
 
 
@@ -374,8 +377,9 @@ class DeviceMemory:
 
 def _graph_compute(backend: Backend, cgraph: CGraph) -> bool:
     """BACK-8, BACK-12, BACK-13: queue the computation of the graph's nodes (as they are now) on
-    the device's storage; supports_op is not consulted. Returns true at once."""
-    return _submit_nodes(backend, cgraph.node_list())
+    the device's storage; supports_op is not consulted. Returns true at once (false with the
+    knob `compute_fails`, having queued the computation all the same)."""
+    return _submit_nodes(backend, cgraph.node_list()) and not _bdev(backend).params.compute_fails
 
 
 def _submit_nodes(backend: Backend, nodes: list[Tensor]) -> bool:

@@ -343,6 +343,7 @@ class CApiTarget:
             mask |= 1 << int(op)
         p.ops_mask[0] = mask & (2**64 - 1)
         p.ops_mask[1] = mask >> 64
+        p.compute_fails = params.compute_fails
         return self.fn_vdev("init")(p)
 
     def vdev_pending(self, backend: Any) -> int:

@@ -571,6 +571,24 @@ def compute_copies_then_runs(t: Target, rec: Recorder, case: SchedCase) -> None:
     t.sched_free(run.sched)
 
 
+@check("SCHED-22", fails=st.just(True))
+def failed_split_is_taken_as_computed(t: Target, rec: Recorder, fails: bool) -> None:
+    """A device whose graph_compute computes and then returns false (the knob compute_fails),
+    between two CPU splits: the scheduler ignores the false and runs the next split, which reads
+    the device's output (deterministic)."""
+    setup = SchedSetup((VDevParams(name=DEVICE_NAMES[0], compute_fails=fails),))
+    spec = GraphSpec((Leaf("x", F32, (4, 2), 1, seed=10),),
+                     (Node("h0", "scale", ("x",), (3.0,)), Node("d", "scale", ("h0",), (2.0,)),
+                      Node("h1", "scale", ("d",), (0.25,))), ("d", "h1"))
+    g = SchedGraph(spec, (("h0", 1), ("d", 0), ("h1", 1)))
+    backends = make_backends(t, setup)
+    run = measure(t, backends, g)
+    compute(t, run, g)
+    rec("n_splits", t.sched_get_n_splits(run.sched))
+    record_outputs(t, rec, spec, run.computed, backends)
+    t.sched_free(run.sched)
+
+
 @check("SCHED-23", setup=sched_setups(2, 4, refuse=False), rows=st.integers(1, 3), which=st.integers(0, 2))
 def input_without_buffer(t: Target, rec: Recorder, setup: SchedSetup, rows: int, which: int) -> None:
     """A tensor in context memory (data, no buffer) read on the CPU and then on a device: pass 3

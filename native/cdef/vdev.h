@@ -9,6 +9,7 @@ struct ggspec_vdev_params {
     bool cpy_tensor_async;
     size_t alloc_pad;
     uint64_t ops_mask[2];
+    bool compute_fails;
 };
 
 ggspec_backend_t             ggspec_vdev_init(const struct ggspec_vdev_params * p);

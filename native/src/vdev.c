@@ -486,7 +486,7 @@ static bool vdev_backend_graph_compute(backend_t backend, cgraph_t * cgraph) {
     struct vdev_device * dev = backend->context;
     struct vdev_graph * g = capture_graph(dev, cgraph);
     submit(dev, (struct vdev_op) { .kind = VDEV_OP_GRAPH, .graph = g });
-    return true;
+    return !dev->params.compute_fails;
 }
 
 /* a plan keeps its own copy of the node list; computing it submits that list as a graph */
