@@ -55,6 +55,14 @@ def _bytes(t: Target, x: Handle) -> bytes:
     return t.tensor_get(x, 0, t.nbytes(x))
 
 
+#: add, reshape, cont on two inputs (graph_size 3: a graph filled to its capacity, the boundary of
+#: the copy's node loop)
+FULL_GRAPH = GraphSpec(
+    (Leaf("x", int(GGMLType.F32), (4, 2), -1, seed=3), Leaf("w", int(GGMLType.F32), (4, 2), -1, seed=5)),
+    (Node("s", "add", ("x", "w")), Node("r", "reshape", ("s",), (8,)), Node("c", "cont", ("r",))), ("c",), graph_size=3)
+
+
+@example(src=Placement("cpu"), dst=Placement("cpu"), spec=FULL_GRAPH, compute=True)
 @check("GCOPY-1", "GCOPY-5", src=placements, dst=placements, spec=small_graphs(), compute=st.booleans())
 def copy_rebuilds_the_graph(t: Target, rec: Recorder, src: Placement, dst: Placement, spec: GraphSpec,
                             compute: bool) -> None:
@@ -151,9 +159,7 @@ def _reference_results(t: Target, spec: GraphSpec, names: list[str]) -> dict[str
     return {n: _bytes(t, again.tensors[n]) for n in names}
 
 
-@example(dst=Placement("cpu"), stops=frozenset(), spec=GraphSpec(
-    (Leaf("x", int(GGMLType.F32), (4, 2), -1, seed=3), Leaf("w", int(GGMLType.F32), (4, 2), -1, seed=5)),
-    (Node("s", "add", ("x", "w")), Node("r", "reshape", ("s",), (8,)), Node("c", "cont", ("r",))), ("c",)))
+@example(dst=Placement("cpu"), stops=frozenset(), spec=replace(FULL_GRAPH, graph_size=2048))
 @check("GCOPY-6", "GCOPY-7", dst=placements, spec=small_graphs(), stops=st.frozensets(st.integers(0, 12), max_size=2))
 def compare_walks_node_by_node(t: Target, rec: Recorder, dst: Placement, spec: GraphSpec,
                                stops: frozenset[int]) -> None:
