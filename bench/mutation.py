@@ -434,10 +434,12 @@ _RC8_DEFAULT = ("BACK", "BUF", "TDATA")
 
 
 def _areas_by_name(fn: str) -> tuple[str, ...]:
+    """The areas of every pattern the name matches (wsp_ggml_backend_cpu_buffer_cpy_tensor: BUF and CPU)."""
+    out: list[str] = []
     for pattern, areas in _RC8_FN_AREAS:
         if pattern.search(fn):
-            return areas
-    return ()
+            out += [a for a in areas if a not in out]
+    return tuple(out)
 
 
 def function_areas(text: str) -> dict[str, tuple[str, ...]]:
