@@ -422,8 +422,8 @@ def in_plan(which: str, text: str, m: Mutant) -> bool:
 _RC8_FN_AREAS = (
     (re.compile(r"sched|split|hash|node_backend|tensor_backend|sched_"), ("SCHED",)),
     (re.compile(r"graph_copy|copy_graph|graph_copy_|compare_graph"), ("GCOPY",)),
-    (re.compile(r"tensor_copy"), ("COPY",)),
-    (re.compile(r"tensor_set|tensor_get|tensor_memset"), ("TDATA",)),
+    (re.compile(r"tensor_copy|cpy_tensor|copy_tensor"), ("COPY",)),  # also the buffers' hooks tensor_copy calls
+    (re.compile(r"tensor_set|tensor_get|tensor_memset|set_tensor|get_tensor"), ("TDATA",)),
     (re.compile(r"buffer_type|buft"), ("BUFT", "BUF")),
     (re.compile(r"buffer"), ("BUF",)),
     (re.compile(r"cpu"), ("CPU",)),
