@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import faulthandler
+import gc
 import mmap
 import os
 import pickle
@@ -190,9 +191,18 @@ class _Entered:
             slot[0] = _RETURNED
 
 
+#: the wrapper made for each C function, by name (a target asks for a function at every call)
+_entered: dict[str, _Entered] = {}
+
+
 def traced_call(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """`fn`, marking the shared slot around each call when in a worker (else `fn` itself)."""
-    return _Entered(name, fn) if _slot is not None else fn
+    if _slot is None:
+        return fn
+    got = _entered.get(name)
+    if got is None or got.__wrapped__ is not fn:
+        got = _entered[name] = _Entered(name, fn)
+    return got
 
 
 def _read_slot(slot: mmap.mmap) -> tuple[str, bool]:
@@ -208,13 +218,24 @@ def _call_in_progress(slot: mmap.mmap) -> int | None:
     return struct.unpack_from("<I", slot, _SEQ)[0] if slot[0] == _IN_CALL else None
 
 
+#: the C library's prctl, looked up once (by the first process that forks), or None
+_prctl: list[Any] = []
+
+
+def _find_prctl() -> None:
+    if not _prctl:
+        try:
+            _prctl.append(ctypes.CDLL(None, use_errno=True).prctl)
+        except (OSError, AttributeError):
+            _prctl.append(None)
+
+
 def _die_with_parent(parent: int) -> None:
     """Linux: this worker gets SIGKILL when its parent dies (an interrupted run leaves none)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
+    prctl = _prctl[0] if _prctl else None
+    if prctl is None:
         return
+    prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
     if os.getppid() != parent:  # the parent died before prctl took effect
         os._exit(1)
 
@@ -241,8 +262,12 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | No
     err = tempfile.TemporaryFile()
     tb = tempfile.TemporaryFile()
     parent = os.getpid()
+    _find_prctl()
     pid = os.fork()
     if pid == 0:  # the worker
+        # what it inherited is never garbage it must collect: its collections skip those objects
+        # (else each one walks, and so copies, every page of the parent's heap)
+        gc.freeze()
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         _die_with_parent(parent)

@@ -312,16 +312,31 @@ def run_check(chk: Check, cfg: RunConfig) -> CheckResult:
     return _ended(chk, cfg, again if again.status == "timeout" else forked, time.monotonic() - start)
 
 
-def _first_call(target: str, profile: Profile) -> str:
+def _first_call(target: str, profile: Profile) -> list[str]:
+    """Load the target and call it once; the Python modules (source files) that took (see
+    `_import_here`)."""
     from .adapters import make_target
 
+    before = set(sys.modules)
     t = make_target(target, profile)
     try:
-        return t.buft_name(t.cpu_buffer_type())
+        t.buft_name(t.cpu_buffer_type())
     finally:
         close = getattr(t, "close", None)
         if close is not None:
             close()
+    return sorted(m for m in set(sys.modules) - before if str(getattr(sys.modules[m], "__file__", "")).endswith(".py"))
+
+
+def _import_here(modules: list[str]) -> None:
+    """Import the Python modules that loading the target imports (its adapter's code; never the
+    compiled target, which is no source file), so that every check's worker inherits them, and
+    hypothesis' scan of them for constants, instead of importing and scanning them again."""
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - each worker imports what it needs anyway
+            pass
 
 
 def load_target(cfg: RunConfig) -> CheckResult | None:
@@ -331,6 +346,7 @@ def load_target(cfg: RunConfig) -> CheckResult | None:
     forked = isolate.run_forked(lambda: _first_call(cfg.target, cfg.profile), timeout=2 * cfg.timeout, reports=False,
                                 call_timeout=cfg.timeout, full_args=True)
     if forked.status == "ok":
+        _import_here(forked.value)
         return None
     if forked.status == "exception":
         status, how = "fail", f"it raised {type(forked.value).__name__}: {forked.value}"
@@ -364,16 +380,27 @@ def _raise_terminated(signum: int, frame: Any) -> None:
     raise _Terminated()
 
 
-def warm_up(cfg: RunConfig) -> None:
+def warm_up(cfg: RunConfig, selected: Iterable[Check] = ()) -> None:
     """Do once, in this process, the set-up that every forked worker would otherwise repeat:
-    hypothesis' scan of the loaded modules for constants, its PRNG registration, the lazy
-    imports and caches of the reference and the harness. One small check runs on the reference
-    (no code of the target under test runs here); its result is dropped."""
+    hypothesis' scan of the loaded modules for constants, its PRNG registration, the validation
+    of the `selected` checks' strategies, the lazy imports and caches of the reference (every
+    @checked function's plan) and the harness. One small check runs on the reference (no code of
+    the target under test runs here); its result is dropped."""
+    import concurrent.futures  # noqa: F401 - _in_threads' pool: imported before the scan below
+
+    from ggspec.reference.checked import compile_all
+
     from .adapters import capi, native  # noqa: F401 - the adapters' Python code, not the targets
     from .adapters import reference as reference_adapter  # noqa: F401
 
     chk = CHECKS.get("tdata.get_reads_the_range") or next(c for c in CHECKS.values() if c.strategies and not c.machine)
     run_check_here(chk, RunConfig("reference", cfg.profile, max_examples=3, seed=0, c_reproducers=False))
+    compile_all()
+    for c in selected:
+        try:
+            st.fixed_dictionaries(c.strategies).validate()
+        except Exception:  # noqa: BLE001 - an invalid strategy is that check's failure, in its worker
+            pass
     # hypothesis scans the loaded modules for constants lazily, at the first draw that wants
     # one: in every worker, unless it is done here (a private function: skipped if it goes)
     from hypothesis.internal.conjecture import providers
@@ -427,7 +454,7 @@ def run_all(
     isolate.resume()
     try:  # (signal handlers can only be set from the main thread: elsewhere SIGTERM stays as it was)
         if len(selected) > 1:
-            warm_up(cfg)
+            warm_up(cfg, selected)
         if cfg.workers > 1 and len(selected) > 1:
             _in_threads(cfg, selected, done)
         else:
