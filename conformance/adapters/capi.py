@@ -343,7 +343,8 @@ class CApiTarget:
             mask |= 1 << int(op)
         p.ops_mask[0] = mask & (2**64 - 1)
         p.ops_mask[1] = mask >> 64
-        p.compute_fails = params.compute_fails
+        if params.compute_fails:  # a field older shims lack: set only when wanted
+            p.compute_fails = True
         return self.fn_vdev("init")(p)
 
     def vdev_pending(self, backend: Any) -> int:
