@@ -299,15 +299,16 @@ def _run(world: World, nodes: Sequence[Tensor]) -> None:
         compute(node, memory)
 
 
-@implements("CPU-16")
+@implements("CPU-16", "CPU-20")
 def _graph_compute(backend: Backend, cgraph: CGraph) -> bool:
-    """CPU-16, CPU-17: grow the work buffer if the graph needs more, then compute; true."""
+    """CPU-16, CPU-17: grow the work buffer if the graph needs more, then compute; true. CPU-20:
+    a realloc that fails (rc.8 does not check it) leaves no buffer, and computing aborts."""
     ctx = _bctx(backend)
     nodes = cgraph.node_list()
     need = graph_work_size(nodes, _threads(ctx.n_threads))
     if ctx.work_size < need:
-        if need > backend.world.host_limit:  # rc.8's realloc result is not checked
-            undefined("CPU-17", f"the work buffer's realloc of {need} bytes fails and rc.8 uses its NULL result")
+        if need > backend.world.host_limit:  # the realloc fails; ggml_graph_compute asserts its result
+            require(False, "CPU-20")
         if ctx.work_region is not None:
             backend.world.memory.unmap(ctx.work_region)
         ctx.work_region = backend.world.memory.map(need, host=True, label="CPU work buffer")
@@ -337,9 +338,9 @@ def _graph_plan_create(backend: Backend, cgraph: CGraph) -> GraphPlan:
     n_threads = _threads(_bctx(backend).n_threads)
     nodes = cgraph.node_list()
     need = graph_work_size(nodes, n_threads)
-    if need > backend.world.host_limit:  # rc.8's malloc result is not checked
-        undefined("CPU-18", f"the plan's work buffer malloc of {need} bytes fails and rc.8 uses its NULL result")
-    region = backend.world.memory.map(need, host=True, label="CPU plan work buffer") if need > 0 else None
+    # a malloc that fails (rc.8 does not check it) leaves the plan without a buffer (CPU-20)
+    fits = 0 < need <= backend.world.host_limit
+    region = backend.world.memory.map(need, host=True, label="CPU plan work buffer") if fits else None
     return CpuPlan(cgraph, cgraph.n_nodes, nodes, n_threads, need, region)
 
 
@@ -359,11 +360,13 @@ def _graph_plan_free(backend: Backend, plan: GraphPlan) -> None:
     p.freed = True
 
 
-@implements("CPU-19")
+@implements("CPU-19", "CPU-20")
 def _graph_plan_compute(backend: Backend, plan: GraphPlan) -> None:
     """CPU-18, CPU-19: compute with the plan's threads and buffer. rc8: the graph array's current
-    first n_nodes entries; fixed: the node list copied at creation."""
+    first n_nodes entries; fixed: the node list copied at creation. CPU-20: a plan whose work
+    buffer could not be allocated aborts."""
     p = _plan(plan)
+    require(p.work_size == 0 or p.work_region is not None, "CPU-20")
     if backend.world.fixed:
         nodes = p.nodes
     else:

@@ -213,8 +213,8 @@ static ggspec_backend_graph_plan_t cpu_backend_graph_plan_create(ggspec_backend_
     plan->cgraph.visited_hash_table.size = 0;
     plan->cgraph.visited_hash_table.keys = NULL;
     if (plan->cplan.work_size > 0) {
+        /* CPU-20: a failed malloc leaves the plan without work memory; computing it aborts */
         plan->cplan.work_data = malloc(plan->cplan.work_size);
-        GGSPEC_ASSERT(plan->cplan.work_data != NULL, "cpu_plan->cplan.work_data != NULL");
     }
     return plan;
 }
@@ -230,6 +230,7 @@ static void cpu_backend_graph_plan_free(ggspec_backend_t backend, ggspec_backend
 static void cpu_backend_graph_plan_compute(ggspec_backend_t backend, ggspec_backend_graph_plan_t plan) {
     GGSPEC_UNUSED(backend);
     struct cpu_plan * p = plan;
+    GGSPEC_ASSERT(p->cplan.work_size == 0 || p->cplan.work_data != NULL, "cplan->work_data");
     ggspec_graph_compute(&p->cgraph, &p->cplan);
 }
 
@@ -239,7 +240,7 @@ static bool cpu_backend_graph_compute(ggspec_backend_t backend, struct ggspec_cg
 
     if (ctx->work_size < cplan.work_size) {
         void * grown = realloc(ctx->work_data, cplan.work_size);
-        GGSPEC_ASSERT(grown != NULL, "cpu_ctx->work_data != NULL");
+        GGSPEC_ASSERT(grown != NULL, "cplan->work_data"); /* CPU-20 */
         ctx->work_data = grown;
         ctx->work_size = cplan.work_size;
     }
