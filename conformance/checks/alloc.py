@@ -221,17 +221,22 @@ def out_of_space(t: Target, rec: Recorder, placement: Placement, size: int, exce
     t.gallocr_alloc_graph(t.gallocr_new(), talloc, g)
 
 
-@check("ALLOC-7", "ALLOC-6", size=st.integers(1, 512), parts=st.integers(1, 3), next_size=st.integers(1, 64))
+@check("ALLOC-7", "ALLOC-6", size=st.integers(1, 512), parts=st.integers(1, 3), next_size=st.integers(0, 64))
 def alloc_after_the_last_byte(t: Target, rec: Recorder, size: int, parts: int, next_size: int) -> None:
     """Tensors that fill the buffer to its last byte, then one more: rc.8 reads outside its
-    free-range list (erratum ALLOC-7: undefined under rc8); fixed aborts with the message."""
+    free-range list (erratum ALLOC-7: undefined under rc8); fixed aborts with the message, or
+    places a tensor of 0 bytes at the buffer's end (rc.8: at the address its read made)."""
     mem = t.host_alloc(size)
     talloc = t.tallocr_new(mem, size, 1)
     cuts = [size * (i + 1) // parts - size * i // parts for i in range(parts)]
-    for i, n in enumerate(c for c in cuts if c > 0):
-        t.tallocr_alloc(talloc, t.new_tensor(int(GGMLType.I8), (n,), f"part{i}"))
+    pieces = [t.new_tensor(int(GGMLType.I8), (n,), f"part{i}") for i, n in enumerate(c for c in cuts if c > 0)]
+    for piece in pieces:
+        t.tallocr_alloc(talloc, piece)
     rec("max_size", t.tallocr_max_size(talloc))
-    t.tallocr_alloc(talloc, t.new_tensor(int(GGMLType.I8), (next_size,), "one more"))
+    last = t.new_tensor(int(GGMLType.I8), (next_size,), "one more")
+    t.tallocr_alloc(talloc, last)
+    start, at = t.tensor_data(pieces[0]), t.tensor_data(last)
+    rec("one more within the buffer", start is not None and at is not None and 0 <= at - start <= size)
 
 
 @check("ALLOC-8", holes=st.integers(256, 260))

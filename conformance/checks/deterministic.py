@@ -35,6 +35,9 @@ EXAMPLES: list[tuple[str, tuple[str, str], dict[str, Any]]] = [
     # ALLOC-7: the allocation that uses up the buffer empties the free list; the next one reads
     # the entry before the list (rc8: undefined behaviour; fixed: the out-of-space assert)
     ("alloc.alloc_after_the_last_byte", ("ub", "ALLOC-7"), {"size": 1, "parts": 1, "next_size": 1}),
+    # ... and a tensor of 0 bytes fits in the range that read makes: rc.8 places it at the address
+    # the allocator's alignment field holds (1), fixed at the buffer's end
+    ("alloc.alloc_after_the_last_byte", ("ub", "ALLOC-7"), {"size": 1, "parts": 1, "next_size": 0}),
     # ALLOC-7, the other consequence (observable, unlike the read above): once ranges are freed
     # again, rc.8 takes the highest free range for the one at the buffer's end and leaves it out
     # of the best fit, so in a buffer of the measured 36 bytes n3 aborts "needed 8, largest block
