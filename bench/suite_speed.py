@@ -26,6 +26,7 @@ def measure(size: str, workers: int | None, select: list[str], seed: int) -> dic
         cmd = [sys.executable, "-m", "ggspec.conformance", "check", "--quiet", "--seed", str(seed), "--size", size,
                "--json", str(report), *(["--workers", str(workers)] if workers else []),
                *(a for s in select for a in ("--select", s))]
+        load_before = os.getloadavg()[0]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.monotonic()
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -39,7 +40,8 @@ def measure(size: str, workers: int | None, select: list[str], seed: int) -> dic
         statuses[c["status"]] = statuses.get(c["status"], 0) + 1
     return {"command": " ".join(cmd[1:]), "exit": proc.returncode, "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
             "checks": len(data["checks"]), "examples": examples, "examples_per_cpu_s": round(examples / cpu, 1),
-            "statuses": statuses, "load_1min": round(os.getloadavg()[0], 1), "cores": os.cpu_count()}
+            "statuses": statuses, "load_1min_before": round(load_before, 1), "load_1min": round(os.getloadavg()[0], 1),
+            "cores": os.cpu_count(), "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
 
 
 def main() -> int:
@@ -51,7 +53,7 @@ def main() -> int:
     args = parser.parse_args()
     got = measure(args.size, args.workers, args.select, args.seed)
     print(f"{got['command']}: {got['wall_s']} s wall, {got['cpu_s']} CPU-s, {got['examples']} examples "
-          f"({got['examples_per_cpu_s']}/CPU-s), {got['statuses']}, load {got['load_1min']}")
+          f"({got['examples_per_cpu_s']}/CPU-s), {got['statuses']}, load {got['load_1min_before']} -> {got['load_1min']}")
     print(json.dumps(got))
     return 0
 
