@@ -94,7 +94,15 @@ def prepare_target(name: str) -> None:
 
 
 def make_target(name: str, profile: Profile | None = None) -> Target:
-    """A fresh target. `profile` matters to the reference only (native implements `fixed`)."""
+    """A fresh target. `profile` matters to the reference only (native implements `fixed`);
+    every target keeps the run's profile as `run_profile`, for a check that records something
+    only under one profile (ALLOC-27: rc.8's offsets, compared only under profile rc8)."""
+    target = _new_target(name, profile)
+    target.run_profile = profile or default_profile(name)  # type: ignore[attr-defined]  # not in the Target protocol
+    return target
+
+
+def _new_target(name: str, profile: Profile | None) -> Target:
     if name == "reference":
         from .reference import ReferenceTarget
 

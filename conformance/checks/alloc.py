@@ -322,9 +322,11 @@ def a_freed_range_joins_both_neighbours(t: Target, rec: Recorder, size: int) -> 
 
 
 def _claims_rc8_placement(t: Target) -> bool:
-    """ALLOC-27: the reference under profile rc8, or a target whose default profile is rc8."""
+    """ALLOC-27: whether the run's profile (make_target's `run_profile`; a reference made
+    elsewhere: its own, any other target: its default) is rc8."""
     world = getattr(t, "world", None)
-    return (world.profile if world is not None else t.default_profile) is Profile.RC8
+    profile = getattr(t, "run_profile", None) or (world.profile if world is not None else t.default_profile)
+    return profile is Profile.RC8
 
 
 @check("ALLOC-27", "ALLOC-6", size=st.just(320))
@@ -332,8 +334,9 @@ def rc8_takes_the_later_of_equal_ranges(t: Target, rec: Recorder, size: int) -> 
     """A 320-byte buffer (alignment 1): t0 .. t3 (64 bytes each) placed side by side; a graph
     frees t0 and t2 (their readers are placed elsewhere before) and then places u (64 bytes),
     which fits both freed ranges and the 64 bytes left at the end. Whether u was placed is
-    recorded always; where (t0's or t2's old address) only where rc.8's placement is claimed
-    (ALLOC-27: rc.8 takes the later of two equally small ranges) (deterministic)."""
+    recorded always; where (t0's or t2's old address) only under profile rc8, where rc.8's
+    placement is the rule (ALLOC-27: rc.8 takes the later of two equally small ranges)
+    (deterministic)."""
     f32 = int(GGMLType.F32)
     cpu = t.cpu_init()
     talloc = t.tallocr_new(t.host_alloc(size), size, 1)
