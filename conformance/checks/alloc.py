@@ -771,12 +771,14 @@ def freeing_allocators_releases_their_memory(t: Target, rec: Recorder, rounds: i
     """A round: a measuring tensor allocator and a graph allocator are made, given a parse
     sequence, run over an already placed graph by gallocr_alloc_graph (its own key table) and then
     by gallocr_alloc_graph_n (the caller's table, which replaces it), and freed; then a measuring
-    legacy allocr is made, run over the graph and freed. Done once through
+    legacy allocr is made, run over the graph and freed; then a tensor allocator that owns a
+    4096-byte CPU buffer is made and freed. Done once through
     the adapter; then, on a C target, many rounds through its C functions: the heap must not grow
     with the rounds (deterministic)."""
     from ._leaks import leaks
 
     g, tensors = _placed_chain(t)
+    buft = t.cpu_buffer_type()
     order = parse_sequence(len(t.graph_nodes(g)), "each")
     hash_size = t.graph_info(g).hash_size
     for _ in range(rounds):
@@ -790,6 +792,7 @@ def freeing_allocators_releases_their_memory(t: Target, rec: Recorder, rounds: i
         legacy = t.allocr_new_measure(64)
         t.allocr_alloc_graph(legacy, g)
         t.allocr_free(legacy)
+        t.tallocr_free(t.tallocr_new_from_buft(buft, 4096))
 
     def make_round(c: Callable[[str], Any]) -> Callable[[], None]:
         ct: Any = t  # a C target: its cffi module and prefix
@@ -797,7 +800,7 @@ def freeing_allocators_releases_their_memory(t: Target, rec: Recorder, rounds: i
         hs = c("hash_set_new")(hash_size)  # the caller's table, made once (kept for the process)
         table = ct.ffi.new(f"{ct.p}tallocr_t[]", int(hs.size))
         slots = [int(c("hash_find_or_insert")(hs, x)) for x in tensors]
-        new_measure, talloc_free = c("tallocr_new_measure"), c("tallocr_free")
+        new_measure, new_from_buft, talloc_free = c("tallocr_new_measure"), c("tallocr_new_from_buft"), c("tallocr_free")
         allocr_new, allocr_graph, allocr_free = c("allocr_new_measure"), c("allocr_alloc_graph"), c("allocr_free")
         new, set_seq, alloc_graph, alloc_graph_n, free = (c("gallocr_new"), c("gallocr_set_parse_seq"),
                                                           c("gallocr_alloc_graph"), c("gallocr_alloc_graph_n"),
@@ -816,6 +819,7 @@ def freeing_allocators_releases_their_memory(t: Target, rec: Recorder, rounds: i
             legacy = allocr_new(64)
             allocr_graph(legacy, g)
             allocr_free(legacy)
+            talloc_free(new_from_buft(buft, 4096))  # it owns its buffer (ALLOC-2)
 
         return one_round
 
