@@ -337,8 +337,9 @@ class HeaderReviser:
     @property
     def shim_macros(self) -> list[tuple[str, str | None]]:
         """What the virtual device shim (native/src/vdev.c) needs to know of this build's backend
-        interface: VDEV_STATUS_API (compute entries return enum ggml_status, 0.0.30 on) and
-        VDEV_COPY_TWO_BACKENDS (cpy_tensor_async takes both backends, 0.0.31 on)."""
+        interface: VDEV_STATUS_API (compute entries return enum ggml_status, 0.0.30 on),
+        VDEV_COPY_TWO_BACKENDS (cpy_tensor_async takes both backends, 0.0.31 on) and
+        VDEV_BACKEND_GUID (a backend carries a guid that ggml_backend_is_cpu compares, 0.0.30 on)."""
         body = _struct_body(self.text, self.prefix + "backend_i") or ""
         iface = _members(body, self.defs)
         out: list[tuple[str, str | None]] = []
@@ -348,6 +349,9 @@ class HeaderReviser:
         copy = iface.get("cpy_tensor_async")
         if copy is not None and len(copy[2]) == 4:
             out.append(("VDEV_COPY_TWO_BACKENDS", None))
+        backend = _struct_body(self.text, self.prefix + "backend") or ""
+        if re.search(r"\bguid\s*;", backend):
+            out.append(("VDEV_BACKEND_GUID", None))
         return out
 
 
@@ -493,6 +497,11 @@ class VersionedTarget(ExternalTarget):
         if typed is not None and not self.types.identity:
             f = _translate_types(self.types, f, *typed)
         return f
+
+    def vec_dot_type(self, type_: int) -> int:
+        """Both ways in rc.8's numbering: the traits call comes from EXTERNAL_CDEF, outside our cdef's
+        typed positions, and its result is a struct member."""
+        return self.types.from_target(super().vec_dot_type(self.types.to_target(type_)))
 
     def tensor_info(self, t: Any) -> TensorInfo:
         info = super().tensor_info(t)

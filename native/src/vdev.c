@@ -545,6 +545,15 @@ static enum VD(status) vdev_backend_graph_plan_compute_status(backend_t backend,
 #define VDEV_GRAPH_PLAN_COMPUTE vdev_backend_graph_plan_compute
 #endif
 
+/* From 0.0.30 on a backend carries a guid that ggml_backend_is_cpu compares (VDEV_BACKEND_GUID):
+   every virtual device has this one, which is no CPU backend's. */
+#ifdef VDEV_BACKEND_GUID
+static VD(guid) vdev_guid = {'g', 'g', 's', 'p', 'e', 'c', '-', 'v', 'd', 'e', 'v', 0, 0, 0, 0, 1};
+#define VDEV_GUID_INIT .guid = &vdev_guid,
+#else
+#define VDEV_GUID_INIT
+#endif
+
 #ifdef VDEV_COPY_TWO_BACKENDS
 static bool vdev_backend_cpy_tensor_async_between(backend_t backend_src, backend_t backend_dst, const tensor_t * src,
                                                   tensor_t * dst) {
@@ -589,6 +598,7 @@ backend_t ggspec_vdev_init(const struct ggspec_vdev_params * p) {
     backend_t backend = malloc(sizeof(*backend));
     vdev_check(backend != NULL, "out of memory for a backend");
     *backend = (struct VD(backend)) {
+        VDEV_GUID_INIT
         .iface = {
             .get_name                = vdev_backend_name,
             .free                    = vdev_backend_free,
