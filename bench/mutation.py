@@ -369,7 +369,7 @@ NATIVE_PLAN: dict[str, tuple[int, tuple[str, ...]]] = {
     "backend.c": (6, ("BACK",)),
     "registry.c": (6, ("REG",)),
     "graph.c": (6, ("CORE",)),
-    "vdev.c": (6, ("SCHED",)),
+    "vdev.c": (6, ("SCHED", "TDATA", "COPY", "BACK", "BUF")),  # the suite's device: every area that uses one
     "cpu.c": (6, ("CPU",)),
 }
 RC8_PLAN: dict[str, tuple[int, tuple[str, ...]]] = {
