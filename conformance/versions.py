@@ -201,10 +201,11 @@ def _check(label: str, path: Path, seed: int, examples: int) -> None:
 
 
 def update(out: Path, reports: Path, rerun: set[str] | None = None, columns: tuple[str, ...] = COLUMNS,
-           seed: int = SEED, examples: int = EXAMPLES) -> dict[str, Any]:
+           seed: int = SEED, examples: int = EXAMPLES, run: bool = True) -> dict[str, Any]:
     """The version line's compare report (`ggspec compare --json`'s format) written to `out`: each column
     taken from `out` itself or from `reports/<label>.json` when either has it with this seed and
-    examples (and it is not in `rerun`), else run by `ggspec check` into `reports/`."""
+    examples (and it is not in `rerun`), else run by `ggspec check` into `reports/` (with `run`
+    false: left out, named on stderr)."""
     from .compare import to_json
     from .runner import RunConfig
 
@@ -226,6 +227,10 @@ def update(out: Path, reports: Path, rerun: set[str] | None = None, columns: tup
             described[cols[-1].label] = col.get("target_description", {})
             continue
         if mine or not path.is_file() or not _matches(json.loads(path.read_text(encoding="utf-8")), seed, examples):
+            if not run:
+                print(f"python -m ggspec.conformance.versions: {label}: no report in {reports}; left out (--no-run)",
+                      file=sys.stderr)
+                continue
             _check(label, path, seed, examples)
         data = json.loads(path.read_text(encoding="utf-8"))
         if data.get("profile") != cols_profile(label):
@@ -251,10 +256,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reports", metavar="DIR", default="build/versions",
                     help="with --update: the per-column `ggspec check --json` reports (default: build/versions)")
     ap.add_argument("--rerun", action="append", default=[], metavar="TARGET", help="with --update: run this column again")
+    ap.add_argument("--no-run", action="store_true", help="with --update: run nothing; leave out the columns without a report")
     args = ap.parse_args(argv)
     if args.update:
         try:
-            data = update(Path(args.update), Path(args.reports), set(args.rerun))
+            data = update(Path(args.update), Path(args.reports), set(args.rerun), run=not args.no_run)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             print(f"python -m ggspec.conformance.versions: {exc}", file=sys.stderr)
             return 2

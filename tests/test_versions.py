@@ -232,3 +232,6 @@ def test_versions_update_assembles_the_compare_from_check_reports_and_keeps_its_
         f.unlink()
     again = update(out, reports, columns=cols)
     assert next(r for r in again["clauses"] if r["id"] == "BUF-1")["statuses"] == row["statuses"]
+    # --no-run: a column with no report anywhere is left out, not run
+    fewer = update(out, reports, columns=(*cols, "ggml-python-0.0.27@rc8"), run=False)
+    assert [c["label"] for c in fewer["columns"]] == ["rc8@rc8", "ggml-python-0.0.26@rc8"]
