@@ -1074,6 +1074,11 @@ def merge_rerun(old_path: Path, rerun_path: Path, old: dict[str, dict[str, objec
             o = old.get(r["id"], {})
             r["first_commit"] = o.get("first_commit", o.get("commit"))
             r["first_verdict"] = o.get("first_verdict", o.get("verdict"))
+            if r.get("verdict") == "survived" and r.get("stage") == "stage1" and o.get("stage") == "stage2" \
+                    and "stage2" not in r.get("stages", {}):
+                # a rerun of stage 1 alone keeps what the earlier stage 2 found (survived, or its timeout)
+                r["verdict"], r["stage"] = o.get("verdict"), "stage2"
+                r["stage2_s"], r["stage2_commit"] = o.get("stage2_s"), o.get("commit")
             hist = o.get("history", [])
             r["history"] = [*(hist if isinstance(hist, list) else []),
                             {k: o.get(k) for k in ("commit", "verdict", "stage", "stage1_s", "stage2_s", "why")}]
@@ -1176,7 +1181,9 @@ def markdown(path: Path, notes: dict[str, str] | None = None) -> str:
     for r in recs:
         if r["verdict"] in ("survived", "timeout", "error"):
             key = f"{r['file']}:{r['line']}:{r['column']}:{r['kind']}:{str(r['replacement']).strip()}"
-            stage = {"stage1": "1 only", "stage2": "1 and 2"}.get(str(r.get("stage")), str(r.get("stage")))
+            hist = r.get("history") if isinstance(r.get("history"), list) else []
+            stages = {str(r.get("stage"))} | {str(h.get("stage")) for h in hist if isinstance(h, dict)}
+            stage = "1 and 2" if "stage2" in stages else "1 only" if "stage1" in stages else str(r.get("stage"))
             lines.append(f"| {site(r)} | {r['verdict']} | {stage} | {' '.join(r['select'])} | {notes.get(key, '')} |")
     return "\n".join(lines)
 
