@@ -1184,6 +1184,8 @@ def markdown(path: Path, notes: dict[str, str] | None = None) -> str:
             hist = r.get("history") if isinstance(r.get("history"), list) else []
             stages = {str(r.get("stage"))} | {str(h.get("stage")) for h in hist if isinstance(h, dict)}
             stage = "1 and 2" if "stage2" in stages else "1 only" if "stage1" in stages else str(r.get("stage"))
+            if r["verdict"] == "timeout":
+                stage += f" ({r.get('why', '')})"
             lines.append(f"| {site(r)} | {r['verdict']} | {stage} | {' '.join(r['select'])} | {notes.get(key, '')} |")
     return "\n".join(lines)
 
