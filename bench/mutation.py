@@ -1078,7 +1078,7 @@ def merge_rerun(old_path: Path, rerun_path: Path, old: dict[str, dict[str, objec
                     and "stage2" not in r.get("stages", {}):
                 # a rerun of stage 1 alone keeps what the earlier stage 2 found (survived, or its timeout)
                 r["verdict"], r["stage"] = o.get("verdict"), "stage2"
-                r["stage2_s"], r["stage2_commit"] = o.get("stage2_s"), o.get("commit")
+                r["stage2_s"], r["stage2_commit"], r["why"] = o.get("stage2_s"), o.get("commit"), o.get("why")
             hist = o.get("history", [])
             r["history"] = [*(hist if isinstance(hist, list) else []),
                             {k: o.get(k) for k in ("commit", "verdict", "stage", "stage1_s", "stage2_s", "why")}]
