@@ -978,6 +978,8 @@ def _snapshot(rev: str, dest: Path) -> str:
 def _stages(args: argparse.Namespace) -> list[Stage]:
     common = {"timeout": args.timeout, "seed": args.seed, "workers": args.workers, "nice": args.nice}
     stages = [Stage("stage1", args.stage1_examples, "dev", args.budget1, stop_early=True, **common)]
+    if args.stage1_examples == 0:  # stage 2 alone (a rerun of those an earlier run took through stage 1 only)
+        stages = []
     if args.stage2_size != "none":
         stages.append(Stage("stage2", None, args.stage2_size, args.budget2, stop_early=True, **common))
     return stages
@@ -1009,7 +1011,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         planner = Planner(args.which, sources)
         old: dict[str, dict[str, object]] = {}
         if args.rerun:
-            mutants, old = rerun_mutants(planner, args.rerun, args.which)
+            mutants, old = rerun_mutants(planner, args.rerun, args.which, args.stage1_examples == 0)
+            if args.stage1_examples == 0:  # the cheapest selections first, as stage 2 of a whole run takes them
+                mutants.sort(key=lambda m: float(str(old[m.ident].get("stage1_s") or 0)))
         else:
             mutants = planner.planned(args.seed, args.scale)
         print(f"tree {commit}; objects compiled in {time.monotonic() - t0:.0f}s; {len(mutants)} mutants; "
@@ -1027,7 +1031,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def rerun_mutants(planner: Planner, old_path: Path, which: str) -> tuple[list[Mutant], dict[str, dict[str, object]]]:
+def rerun_mutants(planner: Planner, old_path: Path, which: str, pending_only: bool = False
+                  ) -> tuple[list[Mutant], dict[str, dict[str, object]]]:
     """The survivors (and timeouts, errors) of an earlier results file, found again in the sources
     of the new tree: the same kind, original and replacement on a line of the same text, the one
     nearest the old line. Returns them and the old records by the new mutants' ident."""
@@ -1036,7 +1041,7 @@ def rerun_mutants(planner: Planner, old_path: Path, which: str) -> tuple[list[Mu
     mutants: list[Mutant] = []
     by_ident: dict[str, dict[str, object]] = {}
     for r in recs:
-        if r["verdict"] not in ("survived", "timeout", "error"):
+        if r["verdict"] not in ("survived", "timeout", "error") or (pending_only and r.get("stage") != "stage1"):
             continue
         key = (str(r.get("commit", "")), r["file"])
         if key not in old_texts:
@@ -1230,7 +1235,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--out", type=Path, required=True, help="JSON lines of results (one per mutant)")
     run.add_argument("--seed", type=int, default=1, help="mutant choice and hypothesis seed")
     run.add_argument("--scale", type=float, default=1.0, help="multiply each file's mutant count")
-    run.add_argument("--stage1-examples", type=int, default=2, help="stage 1: examples a check (stops at the first failure)")
+    run.add_argument("--stage1-examples", type=int, default=2, help="stage 1: examples a check (stops at the first failure); "
+                     "0 with --rerun: stage 2 alone, for the survivors the earlier run took through stage 1 only")
     run.add_argument("--stage2-size", default="ci", help="stage 2 for stage 1's survivors: a run size (ci = 40 examples a "
                      "check), or none")
     run.add_argument("--budget1", type=float, default=90, help="seconds one mutant's stage-1 run may take")
