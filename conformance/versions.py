@@ -62,8 +62,10 @@ llama.cpp of 2024-01-18, the same days as rc.8. Targets: `--target ggml-python-X
 function from each build's own headers (conformance/adapters/versions.py): the type enum by name,
 `sched_new`'s `parallel`, `graph_compute`'s status, `init_measure` -> `reserve`,
 `set/get_node_backend` -> `set/get_tensor_backend`, `soft_max_ext`'s extra arguments,
-`tensor_copy_async`'s second backend. A function a version no longer has with rc.8's signature
-(the allocators rewritten in 0.0.27, the scheduler's `get_tallocr`/`get_buffer`) makes the
+`tensor_copy_async`'s second backend; the suite's virtual device is compiled against each build's
+own backend interface (compute status, two-backend async copy, a backend guid from 0.0.30). A
+function a version no longer has with rc.8's signature (the allocators rewritten in 0.0.27, the
+scheduler's `get_tallocr`/`get_buffer`) makes the
 checks that need it `unsupported`: an API change, listed, not a behaviour change.
 
 Every column is held to profile `rc8` (`TARGET@rc8`), so an erratum a version still has counts as
