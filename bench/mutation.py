@@ -28,13 +28,14 @@ is ``equivalent`` without running anything, and is left out of the second kill r
 go through **two stages**: stage 1 runs the mutant's selection at ``--stage1-examples`` (2) a
 check, stopped at the first failing check; only its survivors get stage 2, ``--stage2-size``
 (``ci``: 40 examples a check), also stopped at the first failure, within ``--budget2`` seconds.
-A check that kills a mutant is first run against the unmutated build with the same settings; if
-that fails too, the check is deselected and the mutant run again. Verdicts: ``killed`` (in either
+At the end of each stage the checks that killed mutants run against the unmutated build with
+the same settings (in one run); one that fails there too is deselected and its mutants run again. Verdicts: ``killed`` (in either
 stage: a check failed, crashed or timed out, or the target did not load), ``survived``,
 ``timeout`` (the mutant's budget ran out before the selection finished), ``did not compile``,
 ``equivalent`` (same object code). ``run … --rerun OLD.jsonl`` reruns only OLD's survivors on the
 tree given (a newer commit), writing OLD's records with those replaced (each keeps
-``first_commit`` and ``first_verdict``).
+``first_commit``, ``first_verdict`` and every earlier run in ``history``); with
+``--stage1-examples 0`` the rerun is stage 2 alone, for the survivors OLD took through stage 1 only.
 
 ``one native|rc8 SITE --dir DIR`` builds ONE mutant of the working tree's sources (SITE:
 ``FILE#K`` from ``list --all``, or ``FILE:LINE[:COL]`` with ``--kind``/``--replacement`` where
@@ -1214,6 +1215,7 @@ commands:
   run native|rc8 --out OUT.jsonl [...]     the mutation run (stage 1, then stage 2 for the survivors)
   run native|rc8 --rerun OLD.jsonl --out NEW.jsonl [--tree COMMIT]
                                            rerun the survivors of OLD on a newer tree; NEW = OLD with them replaced
+                                           (--stage1-examples 0: stage 2 alone, for those OLD ran through stage 1 only)
   list native|rc8 [--all] [--file F]       the planned mutants (or all), each named FILE#K
   one native|rc8 SITE --dir DIR            build ONE mutant of the working tree's sources into DIR and print
                                            the command that runs the suite against it; SITE is FILE#K (from
