@@ -561,6 +561,21 @@ def input_limit(t: Target, rec: Recorder, setup: SchedSetup, w_place: int, extra
 # --- compute ---------------------------------------------------------------------------------------
 
 
+#: the finding of SCHED-22 meets erratum ALLOC-20 (shrunk from a thorough run): mul_mat0 (CPU)
+#: is copied to a lazy device for scale1, which reads it at the next synchronize; by then a
+#: later CPU split has written over mul_mat0's freed range. Which tensor did depends on where
+#: the allocator put the input cvt2 (a leaf without buffer, the cpy's destination): profile rc8
+#: places it at its first reader, on mul_mat0's range (scale1 gets w0's values); profile fixed
+#: places it before the walk (ALLOC-20), so scale3 takes that range. Deterministic.
+_LATE_READ_MEETS_INPUTS_FIRST = SchedCase(_one_device(lazy=True), SchedGraph(GraphSpec(
+    (Leaf("w0", int(GGMLType.F16), (4, 4), 1, weights=True, seed=1), Leaf("in1", F32, (4, 1), 1, seed=2),
+     Leaf("cvt2", F32, (4, 4), -1, seed=3)),
+    (Node("mul_mat0", "mul_mat", ("w0", "in1")), Node("scale1", "scale", ("mul_mat0",), (0.5,)),
+     Node("cpy2", "cpy", ("w0", "cvt2")), Node("scale3", "scale", ("in1",), (0.5,))),
+    ("scale1", "cpy2", "scale3")), (("scale1", 0),)))
+
+
+@example(case=_LATE_READ_MEETS_INPUTS_FIRST)
 @check("SCHED-22", case=cases(pin="some"))
 def compute_copies_then_runs(t: Target, rec: Recorder, case: SchedCase) -> None:
     """Each split's inputs are copied to its backend, then the split runs there; nothing is

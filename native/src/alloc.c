@@ -14,8 +14,9 @@
  * left it goes back to the free list. Tensors without consumers (the graph's outputs) are
  * never freed. Only tensors in the allocator's own buffer are ever freed.
  *
- * Deviations from rc.8, each where rc.8 would crash or corrupt: the graph's leafs (its
- * inputs) are all placed before the first node, so no input shares memory with another; a
+ * Deviations from rc.8, each where rc.8 would crash or corrupt: the graph's inputs (every
+ * source of the walk's nodes that is not a node, has no data and is not a view) are all placed
+ * before the first node (erratum ALLOC-20), so no input shares memory with another; a
  * graph without a visited
  * hash table (a graph view) gets a table of its own; the whole hash table is cleared before
  * each graph (rc.8 clears only as many slots as the new graph's table has, leaving stale
@@ -276,8 +277,9 @@ int ggspec_tallocr_free_blocks(ggspec_tallocr_t alloc, size_t * offsets, size_t 
 /* graph allocator */
 
 struct hash_node {
-    int n_children;
-    int n_views;
+    int  n_children;
+    int  n_views;
+    bool is_node; /* a node of the graph being placed (not one of its inputs) */
 };
 
 struct ggspec_gallocr {
@@ -453,6 +455,7 @@ static void alloc_graph_impl(ggspec_gallocr_t galloc, struct ggspec_cgraph * gf)
     /* count consumers and views; give views of already placed tensors their address */
     for (int i = 0; i < gf->n_nodes; i++) {
         struct ggspec_tensor * node = gf->nodes[i];
+        hash_get(galloc, node)->is_node = true;
         if (is_view(node)) {
             hash_get(galloc, node->view_src)->n_views += 1;
             if (node->buffer == NULL && node->data != NULL) {
@@ -468,19 +471,31 @@ static void alloc_graph_impl(ggspec_gallocr_t galloc, struct ggspec_cgraph * gf)
         }
     }
 
+    const int n = seq_len > 0 ? seq_len : gf->n_nodes;
+
     /*
-     * The graph's inputs (leafs) first, so that no two of them share memory: their bytes are
-     * set before the graph runs, so they are all live from the start. (rc.8 places a leaf only
-     * when its first consumer comes up, so a leaf can land on the freed range of another leaf
-     * whose consumers came earlier, and setting both before computing corrupts the first.)
+     * The graph's inputs first (erratum ALLOC-20, as corrected): every source of the walk's
+     * nodes, in walk order and sources in order, that is not itself a node, has no data and is
+     * not a view. Their bytes are set before the graph runs, so they are all live from the
+     * start. (rc.8 places an input only when its first consumer comes up, so it can land on a
+     * range freed earlier in the run.) The sources, not gf->leafs: the scheduler's allocation
+     * graph lists nodes only, its inputs are sources of its nodes.
      */
-    for (int i = 0; i < gf->n_leafs; i++) {
-        allocate_node(galloc, gf->leafs[i]);
+    for (int ind = 0; ind < n; ind++) {
+        if (seq_len > 0 && seq[ind] == -1) {
+            continue;
+        }
+        struct ggspec_tensor * node = gf->nodes[seq_len > 0 ? seq[ind] : ind];
+        for (int j = 0; j < GGSPEC_MAX_SRC && node->src[j] != NULL; j++) {
+            struct ggspec_tensor * src = node->src[j];
+            if (src->data == NULL && !is_view(src) && !hash_get(galloc, src)->is_node) {
+                ggspec_tallocr_alloc(node_tallocr(galloc, src), src);
+            }
+        }
     }
 
     /* allocate in order; without a parse sequence, release after every node, else at barriers */
     int last_barrier = 0;
-    const int n = seq_len > 0 ? seq_len : gf->n_nodes;
     for (int ind = 0; ind < n; ind++) {
         if (seq_len == 0 || seq[ind] != -1) {
             struct ggspec_tensor * node = gf->nodes[seq_len > 0 ? seq[ind] : ind];
