@@ -424,30 +424,40 @@ def _place(galloc: Gallocr, node: Tensor) -> None:
     tallocr_alloc(talloc, node)
 
 
-def _release(galloc: Gallocr, parent: Tensor) -> None:
-    """ALLOC-11 step 2: one consumer fewer; free what nobody reads any more."""
+def _release(galloc: Gallocr, parent: Tensor) -> Tallocr | None:
+    """ALLOC-11 step 2: one consumer fewer; free what nobody reads any more. Returns the
+    allocator that got a range back, if any."""
     hn = _hash_get(galloc, parent)
     hn.n_children -= 1
     if hn.n_children != 0 or hn.n_views != 0:
-        return
+        return None
     if parent.view_src is not None:
         root = parent.view_src
         root_hn = _hash_get(galloc, root)
         root_hn.n_views -= 1
-        if root_hn.n_views == 0 and root_hn.n_children == 0:
-            tallocr_free_tensor(_node_tallocr(galloc, root), root)
-    else:
-        tallocr_free_tensor(_node_tallocr(galloc, parent), parent)
+        if root_hn.n_views != 0 or root_hn.n_children != 0:
+            return None
+        parent = root
+    talloc = _node_tallocr(galloc, parent)
+    if not _is_own(talloc, parent):
+        return None  # tallocr_free_tensor ignores it
+    tallocr_free_tensor(talloc, parent)
+    return talloc
 
 
 @implements("ALLOC-20")
-def _place_inputs_first(galloc: Gallocr, g: CGraph, order: Iterable[int]) -> None:
-    """ALLOC-20 (profile fixed): every input of the walk's nodes without data, before any node."""
+def _inputs_to_place(g: CGraph, order: Iterable[int]) -> list[Tensor]:
+    """ALLOC-20: "every input of the walk's nodes (in node order, sources in order) that has
+    no `data` and is not a view" — a source that is not a node of the graph; each once."""
     nodes = {id(n) for n in g.node_list()}
+    seen: set[int] = set()
+    out: list[Tensor] = []
     for i in order:
         for s in _sources(g.node(i)):
-            if id(s) not in nodes and s.data is None and s.view_src is None:
-                tallocr_alloc(_node_tallocr(galloc, s), s)
+            if id(s) not in nodes and id(s) not in seen and s.data is None and s.view_src is None:
+                seen.add(id(s))
+                out.append(s)
+    return out
 
 
 @implements("ALLOC-11")
@@ -465,20 +475,30 @@ def _alloc_graph_impl(galloc: Gallocr, g: CGraph) -> None:
                 _init_view(galloc, parent)
     seq = galloc.parse_seq
     entries = seq if seq else list(range(len(nodes)))
-    if nodes and nodes[0].world.fixed:
-        _place_inputs_first(galloc, g, [i for i in entries if i != -1])
+    inputs = _inputs_to_place(g, [i for i in entries if i != -1])
+    if nodes and nodes[0].world.fixed:  # erratum ALLOC-20: every input before any node
+        for s in inputs:
+            tallocr_alloc(_node_tallocr(galloc, s), s)
+    waiting = {id(s) for s in inputs}  # inputs whose first reader the walk has not reached
+    freed: set[int] = set()  # the allocators that got a range back so far
     last_barrier = 0
     for ind, entry in enumerate(entries):
         if not seq or entry != -1:
             node = g.node(entry)
             for parent in _sources(node):
+                if id(parent) in waiting:
+                    waiting.discard(id(parent))
+                    if id(_node_tallocr(galloc, parent)) in freed:  # rc.8 may place it on a released range
+                        node.world.errata_taken.add("ALLOC-20")
                 _place(galloc, parent)
             _place(galloc, node)
         if not seq or entry == -1:
             done = entries[last_barrier:ind] if seq else [entry]
             for i in done:
                 for parent in _sources(g.node(i)):
-                    _release(galloc, parent)
+                    got_back = _release(galloc, parent)
+                    if got_back is not None:
+                        freed.add(id(got_back))
             if seq:
                 last_barrier = ind + 1
 
