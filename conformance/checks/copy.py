@@ -308,6 +308,36 @@ def slow_copy_stages_through_host(t: Target, rec: Recorder, route: CopyRoute, sp
     scene.record(t, rec)
 
 
+# native copy.c's `free(staging)` deleted survived the mutation runs: no check saw the host block
+# COPY-7 stages through leak; many rounds of the pinned copy must leave the heap where it was
+@check("COPY-7", rounds=st.just(1))
+def slow_copy_releases_its_host_block(t: Target, rec: Recorder, rounds: int) -> None:
+    """A round: tensor_copy between two buffers of one virtual device without cpy_tensor (the
+    slow copy of COPY-7, through a host block of nbytes(src)). Done once through the adapter;
+    then, on a C target, many rounds through its C functions: the heap must not grow with them,
+    the host block is freed before tensor_copy returns (deterministic)."""
+    from collections.abc import Callable
+    from typing import Any
+
+    from ._leaks import leaks
+
+    route = CopyRoute("vdev", "vdev", True, False, _NO_CPY, _NO_CPY)
+    scene = copy_scene(t, route, TensorSpec(int(GGMLType.F32), (64,)), 7)
+    for _ in range(rounds):
+        t.tensor_copy(scene.src, scene.dst)
+    scene.record(t, rec)
+
+    def make_round(c: Callable[[str], Any]) -> Callable[[], None]:
+        copy = c("backend_tensor_copy")
+
+        def one_round() -> None:
+            copy(scene.src, scene.dst)
+
+        return one_round
+
+    rec("the heap grows with the rounds", leaks(t, make_round))
+
+
 # --- COPY-9 to COPY-11: tensor_copy_async -----------------------------------------------------
 
 

@@ -160,3 +160,42 @@ def view_extents_and_strides(t: Target, rec: Recorder, type_: int, shape: tuple[
     view = t.view(root, ne, nb, offset * ts)
     rec("view", t.tensor_info(view))
     rec("view nbytes", t.nbytes(view))
+
+
+# native tensor.c's `free(ctx->mem_buffer)` deleted survived the mutation runs: no check freed a
+# context that had allocated its own pool; many init/free rounds must leave the heap where it was
+@check("CORE-6", rounds=st.just(1))
+def contexts_release_their_own_pool(t: Target, rec: Recorder, rounds: int) -> None:
+    """A round: init a context of 64 KiB with mem_buffer NULL and no_alloc false (it allocates its
+    pool itself), make a 16-element F32 tensor in it (it gets the pool's memory: data set,
+    buffer NULL), ggml_free. On a C target many rounds through its C functions: the heap must
+    not grow with them, ggml_free frees the pool it allocated (deterministic)."""
+    from collections.abc import Callable
+    from typing import Any
+
+    from ._leaks import leaks
+
+    for _ in range(rounds):
+        x = t.new_tensor(int(GGMLType.F32), (16,), "x")
+        rec("nbytes", t.nbytes(x))
+
+    def make_round(c: Callable[[str], Any]) -> Callable[[], None]:
+        ct: Any = t  # a C target: its cffi module and prefix
+        init, free, new_1d = c("init"), c("free"), c("new_tensor_1d")
+        params = ct.ffi.new(f"struct {ct.p}init_params *")
+        params.mem_size = 64 * 1024
+        params.mem_buffer = ct.ffi.NULL
+        params.no_alloc = False
+
+        def one_round() -> None:
+            ctx = init(params[0])
+            if ctx == ct.ffi.NULL:
+                raise AssertionError("init returned NULL in a round")
+            x = new_1d(ctx, int(GGMLType.F32), 16)
+            if x.data == ct.ffi.NULL or x.buffer != ct.ffi.NULL:
+                raise AssertionError("a tensor of an allocating context did not get the pool's memory (CORE-6)")
+            free(ctx)
+
+        return one_round
+
+    rec("the heap grows with the rounds", leaks(t, make_round))
