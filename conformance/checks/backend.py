@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ggspec.reference.types import Op
+from ggspec.reference.types import GGMLType, Op
 from hypothesis import strategies as st
 
 from ..harness import Recorder, check
@@ -171,3 +171,26 @@ def synchronize_completes_pending_work(t: Target, rec: Recorder, device: VDevPar
     rec("pending after", t.vdev_pending(backend))
     rec("host block of the get after", t.host_read(dst, 0, n))
     rec("buffer after", t.buffer_bytes(buf))
+
+
+@check("BACK-8", "BACK-9", "TDATA-4", seed=st.integers(0, 2**32))
+def sync_set_runs_the_queue_first(t: Target, rec: Recorder, seed: int) -> None:
+    """On a lazy virtual device, a set_async of 16 bytes then a synchronous tensor_set of other
+    bytes to the same range: the device's synchronous buffer calls run the queue first
+    (spec/backend.md, the virtual device), so the queue is empty after tensor_set and the buffer
+    ends with tensor_set's bytes, also after synchronize (vdev.c:220, the drain deleted,
+    survived a mutation run) (deterministic)."""
+    spec = TensorSpec(int(GGMLType.I8), (16,))
+    backend, buf, tensor = placed(t, Placement("vdev", VDevParams(lazy=True, async_entries=True)), spec)
+    t.buffer_clear(buf, 0x22)
+    queued = fill(16, seed)
+    written = bytes(b ^ 0xFF for b in queued)
+    src = t.host_alloc(16)
+    t.host_write(src, 0, queued)
+    t.tensor_set_async(backend, tensor, src, 0, 0, 16)
+    rec("pending before tensor_set", t.vdev_pending(backend))
+    t.tensor_set(tensor, written, 0, 16)
+    rec("pending after tensor_set", t.vdev_pending(backend))
+    t.backend_synchronize(backend)
+    rec("buffer after synchronize", t.buffer_bytes(buf)[:16])
+    rec("tensor_set's bytes", t.tensor_get(tensor, 0, 16) == written)
