@@ -52,6 +52,11 @@ def contexts_keep_creation_order(t: Target, rec: Recorder, made: list[tuple[Tens
         rec(f"{'allocating' if host else 'no_alloc'} context tensors", [layout(t.tensor_info(x)) for x in walked])
 
 
+# a one-byte tensor (I8, one element) in the allocating context still gets data of its own
+# (tensor.c:212, `own_data > 0` made `> 1`, survived a mutation run)
+add_example("graph.contexts_keep_creation_order", {"made": [(TensorSpec(int(GGMLType.I8), (1,)), True)], "views": []})
+
+
 # --- CORE-7 to CORE-11: new graphs, expansion, capacities -----------------------------------------
 
 
