@@ -295,6 +295,54 @@ def plans_and_the_backend_buffer_do_not_disturb_each_other(t: Target, rec: Recor
     rec("the same results again", _results(t, direct) == before)
 
 
+# rc.8's ggml-backend.c:663 (`free(cpu_plan)` deleted) survived the mutation runs: no check saw the
+# plan struct leak; many create/free rounds of a plan must leave the heap where it was
+@check("CPU-18", rounds=st.just(1))
+def freeing_a_plan_releases_it(t: Target, rec: Recorder, rounds: int) -> None:
+    """A round: graph_plan_create of a small graph (x + w, then scaled) on a CPU backend of one
+    thread, graph_plan_free. Done once through the adapter (with a compute of the plan); then,
+    on a C target, many rounds through its C functions: the heap must not grow with them,
+    graph_plan_free frees the work buffer and the plan (deterministic)."""
+    from collections.abc import Callable
+    from typing import Any
+
+    from ._leaks import leaks
+
+    cpu = t.cpu_init()
+    t.cpu_set_n_threads(cpu, 1)  # no worker threads started per plan: rounds stay cheap
+    x = t.new_tensor(int(GGMLType.F32), (8, 2), "x")
+    w = t.new_tensor(int(GGMLType.F32), (8, 2), "w")
+    a = t.new_tensor(int(GGMLType.F32), (8, 2), "a")
+    buf = t.backend_alloc_buffer(cpu, 64 * 4)
+    for j, y in enumerate((x, w, a)):
+        t.tensor_alloc(buf, y, 64 * j)
+        t.tensor_set(y, bytes([j + 1] * 64), 0, 64)
+    t.set_op(a, int(Op.ADD), [x, w])
+    b = t.op("scale", [a], [0.5])
+    t.tensor_alloc(buf, b, 192)
+    g = t.new_graph(16)
+    t.build_forward_expand(g, b)
+    for _ in range(rounds):
+        plan = t.backend_graph_plan_create(cpu, g)
+        t.backend_graph_plan_compute(cpu, plan)
+        t.backend_graph_plan_free(cpu, plan)
+        rec("b", t.tensor_get(b, 0, 64))
+
+    def make_round(c: Callable[[str], Any]) -> Callable[[], None]:
+        ct: Any = t  # a C target: its cffi module
+        create, free = c("backend_graph_plan_create"), c("backend_graph_plan_free")
+
+        def one_round() -> None:
+            plan = create(cpu, g)
+            if plan == ct.ffi.NULL:
+                raise AssertionError("graph_plan_create returned NULL in a round")
+            free(cpu, plan)
+
+        return one_round
+
+    rec("the heap grows with the rounds", leaks(t, make_round))
+
+
 # rc.8's ggml-backend.c:725 (cpu_init leaves work_data unset) survived a mutation run: the unset
 # pointer shows only when a graph needs work memory or the backend is freed, on a context placed on
 # reused heap memory. glibc hands out such memory (a chunk from its fastbins keeps its old bytes at
