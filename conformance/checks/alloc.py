@@ -321,6 +321,39 @@ def a_freed_range_joins_both_neighbours(t: Target, rec: Recorder, size: int) -> 
     rec("u at t0's old address", t.tensor_data(u) == t.tensor_data(ts[0]))
 
 
+@check("ALLOC-6", "ALLOC-26", "ALLOC-7", size=st.just(352))
+def a_range_freed_before_the_last_joins_it(t: Target, rec: Recorder, size: int) -> None:
+    """A 352-byte buffer (alignment 1): t0 .. t4 (64 bytes each) placed side by side, 32 bytes
+    left at the end. A graph frees t0 and t1 (one free range of 128 bytes), then t3, then t4
+    (their readers are placed elsewhere before): t3's range, the second to last of the free
+    list, extended by t4's, reaches the range at the buffer's end and joins it into one of 160
+    bytes (ALLOC-6); then it places u of 160 bytes, which fits there (ALLOC-26) and in no other
+    free range: u is placed at t3's old address, no abort (ALLOC-7) (ggml-alloc.c:183, the
+    join with the next range skipped for the second to last one, survived a mutation run)
+    (deterministic)."""
+    f32 = int(GGMLType.F32)
+    cpu = t.cpu_init()
+    talloc = t.tallocr_new(t.host_alloc(size), size, 1)
+    ts = [t.new_tensor(f32, (16,), f"t{i}") for i in range(5)]
+    for x in ts:
+        t.tallocr_alloc(talloc, x)
+    q = t.new_tensor(f32, (40,), "q")
+    freed = (0, 1, 3, 4)
+    readers = [t.op("cont", [ts[i]], []) for i in freed]
+    u = t.op("cont", [q], [])
+    elsewhere = t.backend_alloc_buffer(cpu, 64 * len(freed) + 160)
+    for i, (x, name) in enumerate(zip((*readers, q), (*(f"y{k}" for k in freed), "q"), strict=True)):
+        t.set_name(x, name)
+        t.tensor_alloc(elsewhere, x, 64 * i)  # placed before: the walk leaves them alone
+    t.set_name(u, "u")
+    g = t.new_graph(64)
+    for x in (*readers, u):
+        t.build_forward_expand(g, x)
+    rec("nodes", [t.tensor_name(x) for x in t.graph_nodes(g)])
+    t.gallocr_alloc_graph(t.gallocr_new(), talloc, g)
+    rec("u at t3's old address", t.tensor_data(u) == t.tensor_data(ts[3]))
+
+
 def _claims_rc8_placement(t: Target) -> bool:
     """ALLOC-27: whether the run's profile (make_target's `run_profile`; a reference made
     elsewhere: its own, any other target: its default) is rc8."""
