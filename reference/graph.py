@@ -224,6 +224,14 @@ def build_forward_expand(g: CGraph, tensor: Tensor) -> None:
             _append(g, t)
 
 
+def graph_get_tensor(g: CGraph, name: str) -> Tensor | None:
+    """CORE-8: the first leaf named `name`, else the first node named `name`, else None."""
+    for t in (*g.leaf_list(), *g.node_list()):
+        if t.name == name:
+            return t
+    return None
+
+
 @implements("CORE-12")
 @checked
 def graph_view(g: CGraph, i0: int, i1: int) -> CGraph:

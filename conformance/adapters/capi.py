@@ -489,6 +489,9 @@ class CApiTarget:
     def graph_leafs(self, g: Any) -> list[Any]:
         return [g.leafs[i] for i in range(g.n_leafs)]
 
+    def graph_get_tensor(self, g: Any, name: str) -> Any | None:
+        return self._opt(self.fn("graph_get_tensor")(g, name.encode()))
+
     def backend_graph_compute(self, backend: Any, g: Any) -> bool:
         return bool(self.fn("backend_graph_compute")(backend, g))
 

@@ -335,6 +335,9 @@ class ReferenceTarget:
     def graph_leafs(self, g: CGraph) -> list[Tensor]:
         return g.leaf_list()
 
+    def graph_get_tensor(self, g: CGraph, name: str) -> Tensor | None:
+        return graph.graph_get_tensor(g, name)
+
     def backend_graph_compute(self, backend: Backend, g: CGraph) -> bool:
         return B.backend_graph_compute(backend, g)
 

@@ -57,6 +57,27 @@ def contexts_keep_creation_order(t: Target, rec: Recorder, made: list[tuple[Tens
 add_example("graph.contexts_keep_creation_order", {"made": [(TensorSpec(int(GGMLType.I8), (1,)), True)], "views": []})
 
 
+@check("CORE-8", asked=st.lists(st.sampled_from(["a", "n0", "n1", "n2", "missing", ""]), min_size=1, max_size=4))
+def graph_get_tensor_finds_by_name(t: Target, rec: Recorder, asked: list[str]) -> None:
+    """A leaf a and a chain of nodes n0 = cont(a), n1 = cont(n0), n2 = cont(n1): graph_get_tensor
+    returns the first leaf, else the first node of that name, else NULL (recorded by name)."""
+    a = t.new_tensor(F32, (4,), "a")
+    g = t.new_graph(16)
+    x = a
+    for i in range(3):
+        x = t.op("cont", [x], [])
+        t.set_name(x, f"n{i}")
+    t.build_forward_expand(g, x)
+    for name in asked:
+        found = t.graph_get_tensor(g, name)
+        rec(f"graph_get_tensor {name!r}", None if found is None else t.tensor_name(found))
+
+
+# a node found by name when another node precedes it (graph.c:233, the node comparison
+# negated, survived a mutation run)
+add_example("graph.graph_get_tensor_finds_by_name", {"asked": ["n1", "n2", "a", "missing"]})
+
+
 # --- CORE-7 to CORE-11: new graphs, expansion, capacities -----------------------------------------
 
 
