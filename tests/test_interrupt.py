@@ -32,6 +32,10 @@ def _workers_of(marker: str, parent: int) -> list[int]:
     return found
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupted_run_leaves_its_report(signum: int, tmp_path: Path) -> None:
     report = tmp_path / "report.json"
@@ -39,6 +43,9 @@ def test_an_interrupted_run_leaves_its_report(signum: int, tmp_path: Path) -> No
         [sys.executable, "-m", "ggspec.conformance", "check", "--select", "tdata.*", "--max-examples", "3", "--seed", "1",
          "--no-c-reproducers", "--json", str(report)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # a shell's background job (`.ci/run &`, nohup) starts with SIGINT ignored, and Python keeps an
+        # ignored SIGINT: give the run the default disposition, as a terminal user's run has
+        preexec_fn=_default_sigint,
     )
     stream = tmp_path / "report.jsonl"
     deadline = time.monotonic() + 300
