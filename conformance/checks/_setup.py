@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from ggspec.reference.types import GGMLType, blck_size, type_size
+from ggspec.reference.types import GGMLType, Op, blck_size, type_size
 
 from ..harness import Recorder
 from ..strategies import BufferSource, CopyRoute, Placement, TensorSpec, ViewSpec
@@ -18,6 +18,28 @@ def backend_for(t: Target, placement: Placement) -> Handle:
         return t.cpu_init()
     assert placement.vdev is not None
     return t.vdev_init(placement.vdev)
+
+
+def small_cpu_graph(t: Target) -> tuple[Handle, Handle, Handle]:
+    """A CPU backend of one thread (no worker threads started per compute, so the leak checks'
+    rounds stay cheap) and a small graph on it, placed by hand in one buffer: a = x + w (bytes 1
+    and 2), then b = scale(a, 0.5). Returns (cpu, graph, b)."""
+    cpu = t.cpu_init()
+    t.cpu_set_n_threads(cpu, 1)
+    x = t.new_tensor(int(GGMLType.F32), (8, 2), "x")
+    w = t.new_tensor(int(GGMLType.F32), (8, 2), "w")
+    a = t.new_tensor(int(GGMLType.F32), (8, 2), "a")
+    buf = t.backend_alloc_buffer(cpu, 64 * 4)
+    for j, y in enumerate((x, w, a)):
+        t.tensor_alloc(buf, y, 64 * j)
+        t.tensor_set(y, bytes([j + 1] * 64), 0, 64)
+    t.set_op(a, int(Op.ADD), [x, w])
+    b = t.op("scale", [a], [0.5])
+    t.set_name(b, "b")
+    t.tensor_alloc(buf, b, 192)
+    g = t.new_graph(16)
+    t.build_forward_expand(g, b)
+    return cpu, g, b
 
 
 def round_up(n: int, align: int) -> int:

@@ -19,7 +19,7 @@ from ..strategies import (
     vdev_params_with,
 )
 from ..target import Target, VDevParams
-from ._setup import fill, placed
+from ._setup import fill, placed, small_cpu_graph
 from .graphcompute import _ready, _results
 
 SIZE_MAX = 2**64 - 1
@@ -308,20 +308,7 @@ def freeing_a_plan_releases_it(t: Target, rec: Recorder, rounds: int) -> None:
 
     from ._leaks import leaks
 
-    cpu = t.cpu_init()
-    t.cpu_set_n_threads(cpu, 1)  # no worker threads started per plan: rounds stay cheap
-    x = t.new_tensor(int(GGMLType.F32), (8, 2), "x")
-    w = t.new_tensor(int(GGMLType.F32), (8, 2), "w")
-    a = t.new_tensor(int(GGMLType.F32), (8, 2), "a")
-    buf = t.backend_alloc_buffer(cpu, 64 * 4)
-    for j, y in enumerate((x, w, a)):
-        t.tensor_alloc(buf, y, 64 * j)
-        t.tensor_set(y, bytes([j + 1] * 64), 0, 64)
-    t.set_op(a, int(Op.ADD), [x, w])
-    b = t.op("scale", [a], [0.5])
-    t.tensor_alloc(buf, b, 192)
-    g = t.new_graph(16)
-    t.build_forward_expand(g, b)
+    cpu, g, b = small_cpu_graph(t)
     for _ in range(rounds):
         plan = t.backend_graph_plan_create(cpu, g)
         t.backend_graph_plan_compute(cpu, plan)

@@ -21,7 +21,7 @@ from ..harness import Recorder, check, example
 from ..strategies import GraphSpec, Placement, placements, small_graphs
 from ..target import Handle, Target
 from ._placement import build_graph, graph_tensors, inputs, room_for, set_inputs, sources
-from ._setup import backend_for
+from ._setup import backend_for, small_cpu_graph
 
 
 def _allocated(t: Target, placement: Placement, spec: GraphSpec, compute: bool) -> tuple[Handle, Built]:
@@ -242,25 +242,9 @@ def copies_and_comparisons_release_their_memory(t: Target, rec: Recorder, rounds
     callback that goes on. Done once through the adapter; then, on a C target, many rounds
     through its C functions: the heap must not grow with the rounds, and no copy may fail
     (rc.8's contexts run out when copies leak them) (deterministic)."""
-    from ggspec.reference.types import GGMLType, Op
-
     from ._leaks import leaks
 
-    cpu = t.cpu_init()
-    t.cpu_set_n_threads(cpu, 1)  # no worker threads started per compute: rounds stay cheap
-    x = t.new_tensor(int(GGMLType.F32), (8, 2), "x")
-    w = t.new_tensor(int(GGMLType.F32), (8, 2), "w")
-    a = t.new_tensor(int(GGMLType.F32), (8, 2), "a")
-    buf = t.backend_alloc_buffer(cpu, 64 * 4)
-    for j, y in enumerate((x, w, a)):
-        t.tensor_alloc(buf, y, 64 * j)
-        t.tensor_set(y, bytes([j + 1] * 64), 0, 64)
-    t.set_op(a, int(Op.ADD), [x, w])
-    b = t.op("scale", [a], [0.5])
-    t.set_name(b, "b")
-    t.tensor_alloc(buf, b, 192)
-    g = t.new_graph(16)
-    t.build_forward_expand(g, b)
+    cpu, g, b = small_cpu_graph(t)
     t.backend_graph_compute(cpu, g)
     for _ in range(rounds):
         copy = t.backend_graph_copy(cpu, g)
