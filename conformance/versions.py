@@ -260,6 +260,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rerun", action="append", default=[], metavar="TARGET", help="with --update: run this column again")
     ap.add_argument("--no-run", action="store_true", help="with --update: run nothing; leave out the columns without a report")
     args = ap.parse_args(argv)
+    known = {c for col in COLUMNS for c in (col, col.split("@")[0])}
+    for target in args.rerun:
+        if target not in known:
+            ap.error(f"--rerun {target}: not a column of the version line (columns: {', '.join(COLUMNS)})")
+    if (args.rerun or args.no_run) and not args.update:
+        ap.error("--rerun and --no-run go with --update")
     if args.update:
         try:
             data = update(Path(args.update), Path(args.reports), set(args.rerun), run=not args.no_run)

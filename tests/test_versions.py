@@ -182,6 +182,17 @@ def test_versions_command_is_one_line_on_a_bad_file(tmp_path: Path, capsys: pyte
     assert err.count("\n") == 1 and "no rc8 column" in err
 
 
+def test_versions_update_refuses_an_unknown_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ggspec.conformance.versions import main
+
+    out = tmp_path / "v.json"
+    with pytest.raises(SystemExit) as exc:
+        main(["--update", str(out), "--rerun", "ggml-python-9.9.9", "--no-run"])
+    assert exc.value.code == 2
+    assert "--rerun ggml-python-9.9.9: not a column of the version line" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_struct_members_the_target_lacks_or_retypes_are_left_out(tmp_path: Path) -> None:
     from ggspec.conformance.adapters.versions import revise_struct
 
