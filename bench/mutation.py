@@ -505,17 +505,17 @@ class Planner:
         if "#" in site:
             file, k = site.split("#", 1)
             if file not in self.all or not k.isdigit() or int(k) >= len(self.all[file]):
-                raise SystemExit(f"no mutant {site} (files: {', '.join(self.all)}; see `list --all`)")
+                raise UsageError(f"no mutant {site} (files: {', '.join(self.all)}; see `list --all`)")
             return self.all[file][int(k)]
         parts = site.split(":")
         if len(parts) not in (2, 3) or parts[0] not in self.all or not all(p.isdigit() for p in parts[1:]):
-            raise SystemExit(f"bad site {site!r}: FILE#K or FILE:LINE[:COL], FILE one of {', '.join(self.all)}")
+            raise UsageError(f"bad site {site!r}: FILE#K or FILE:LINE[:COL], FILE one of {', '.join(self.all)}")
         line, col = int(parts[1]), int(parts[2]) if len(parts) == 3 else None
         hits = [m for m in self.all[parts[0]] if m.line == line and (col is None or m.column == col)
                 and (kind is None or m.kind == kind) and (replacement is None or m.replacement.strip() == replacement.strip())]
         if len(hits) != 1:
             listing = "\n".join(f"  {m.ident}  {m.describe()}" for m in hits) or "  (none)"
-            raise SystemExit(f"{len(hits)} mutants match {site} kind={kind} replacement={replacement}:\n{listing}\n"
+            raise UsageError(f"{len(hits)} mutants match {site} kind={kind} replacement={replacement}:\n{listing}\n"
                              "name one as FILE#K, or add --kind / --replacement / the column")
         return hits[0]
 
@@ -1113,7 +1113,7 @@ def cmd_one(args: argparse.Namespace) -> int:
     work = args.dir.resolve()
     if work.exists() and any(work.iterdir()):
         if not (work / ".mutation-one").exists():
-            raise SystemExit(f"{work} is not empty and not a folder of `one`: choose another --dir")
+            raise UsageError(f"{work} is not empty and not a folder of `one`: choose another --dir")
         shutil.rmtree(work)
     work.mkdir(parents=True, exist_ok=True)
     (work / ".mutation-one").write_text("a folder of `bench/mutation.py one`: emptied by the next one\n")
@@ -1225,7 +1225,19 @@ commands:
 """
 
 
+class UsageError(Exception):
+    """A mistake in the command line (an unknown site, a --dir that is not ours): one message, exit 2."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except UsageError as exc:
+        print(f"bench/mutation.py: {exc}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in ("native", "rc8"):
         argv = ["run", *argv]  # the older spelling
