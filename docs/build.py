@@ -62,6 +62,7 @@ def stage(source: Path, reports: list[sitegen.Report]) -> None:
         (docs / "api" / name).write_text(text, encoding="utf-8")
     guides = sorted(p.stem for p in (docs / "guides").glob("*.md")) if (docs / "guides").exists() else []
     hand = [p.stem for p in sorted(DOCS.glob("*.md")) if p.stem != "index" and p.name not in GENERATED]
+    hand.sort(key=lambda stem: stem != "user-guide")  # the user guide first in the navigation
     toc = ["", "```{toctree}", ":hidden:", ":maxdepth: 2", "",
            *hand, *(f"guides/{g}" for g in guides), *(Path(g).stem for g in GENERATED), "api/index",
            *(f"../spec/{p.stem}" for p in sitegen.chapters()), "```", ""]

@@ -6,7 +6,11 @@ Sphinx + MyST-Parser: MyST reads the existing markdown of docs/ and spec/ unchan
 renders the reference model's API from its docstrings.
 """
 
+import re
+
+from docutils import nodes
 from sphinx.application import Sphinx
+from sphinx.transforms import SphinxTransform
 
 project = "ggspec"
 author = "the ggspec authors"
@@ -29,7 +33,8 @@ html_theme = "alabaster"
 html_title = "ggspec: the ggml-backend specification"
 html_static_path = ["_static"]
 html_css_files = ["ggspec.css"]
-html_theme_options = {"page_width": "1400px", "sidebar_width": "230px", "body_max_width": "none"}
+# page_width is where alabaster's narrow-screen layout starts; _static/ggspec.css makes the wider layout fluid
+html_theme_options = {"page_width": "875px", "sidebar_width": "230px", "body_max_width": "none"}
 # spec/ writes every clause head as ### (its machine-readable format, reference/clauses.py), also
 # where a chapter has no ## section above it: that jump is by design
 suppress_warnings = ["myst.header", "ref.python"]
@@ -45,5 +50,36 @@ def _only_our_modules(app: Sphinx, doctree: object) -> None:
         del modules[name]
 
 
+_CLAUSE_TITLE = re.compile(r"([A-Z]+-\d+): ")
+
+
+class ClauseAnchors(SphinxTransform):
+    """One anchor per clause, its ID as written: the section of `### TDATA-3: ...` gets the id
+    `TDATA-3` first, so its permalink, the sidebar's entry and every `{ref}` to the clause's
+    target `(TDATA-3)=` (whose docutils id would be `tdata-3`) all point at `#TDATA-3`, the
+    anchor the docs promise. Runs before the standard domain records labels (priority 850)."""
+
+    default_priority = 840
+
+    def apply(self, **kwargs: object) -> None:
+        doc = self.document
+        for section in list(doc.findall(nodes.section)):
+            title = section.next_node(nodes.title)
+            m = _CLAUSE_TITLE.match(title.astext()) if title is not None else None
+            if m is None or m.group(1).lower() not in section["ids"]:
+                continue
+            cid = m.group(1)
+            section["ids"] = [cid, *(i for i in section["ids"] if i != cid.lower())]
+            doc.ids.pop(cid.lower(), None)
+            doc.ids[cid] = section
+            for name, labelid in list(doc.nameids.items()):
+                if labelid == cid.lower():
+                    doc.nameids[name] = cid
+        for raw in list(doc.findall(nodes.raw)):  # sitegen's former <div id="ID"> anchors: the section has the id now
+            if 'class="clause-anchor"' in raw.astext():
+                raw.parent.remove(raw)
+
+
 def setup(app: Sphinx) -> None:
+    app.add_transform(ClauseAnchors)
     app.connect("doctree-read", _only_our_modules, priority=600)

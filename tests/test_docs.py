@@ -17,6 +17,7 @@ import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 from ggspec.conformance import sitegen
@@ -111,9 +112,9 @@ def test_matrix_has_every_clause_its_source_links_and_the_reports(site: Path) ->
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", html, re.S)
     by_id = {}
     for row in rows:
-        m = re.search(r'href="[^"]*spec/[a-z_]+\.html#([a-z]+-\d+)"', row)
+        m = re.search(r'href="[^"]*spec/[a-z_]+\.html#([A-Z]+-\d+)"', row)
         if m:
-            by_id[m.group(1).upper()] = row
+            by_id[m.group(1)] = row
     assert set(by_id) == set(catalogue())
     places = sitegen.places()
     ids = list(catalogue())
@@ -156,6 +157,8 @@ def test_api_pages_render_the_docstrings(site: Path) -> None:
 
 
 def test_clause_anchor_lands_on_the_heading(site: Path) -> None:
+    """`spec/tdata.html#TDATA-3` lands on the clause, and it is the one anchor of the clause: the
+    heading's permalink, the sidebar's entry and the matrix's link all say `#TDATA-3`."""
     with chromium_page() as (pg, errors):
         pg.goto((site / "spec" / "tdata.html").as_uri() + "#TDATA-3")
         heading = pg.locator(":is(h2, h3)", has_text="TDATA-3: tensor_set stays inside the tensor")
@@ -163,11 +166,51 @@ def test_clause_anchor_lands_on_the_heading(site: Path) -> None:
         box = heading.bounding_box()
         assert box is not None and 0 <= box["y"] < pg.viewport_size["height"], box
         assert pg.evaluate("window.scrollY") > 0  # it scrolled there: TDATA-3 is not the page's top
+        assert heading.locator("a.headerlink").get_attribute("href") == "#TDATA-3"
+        assert pg.locator("div.sphinxsidebar a", has_text="TDATA-3: tensor_set").get_attribute("href") == "#TDATA-3"
+        assert pg.locator("#tdata-3").count() == 0  # no second, lower-case anchor
         pg.goto((site / "docs" / "traceability.html").as_uri())
+        assert pg.locator('a[href="../spec/tdata.html#TDATA-3"]').count() >= 1
         body = pg.inner_text("body")
         missing = [cid for cid in catalogue() if not re.search(rf"\b{cid}\b", body)]
         assert missing == []
         assert errors == []
+
+
+def _box(pg: Any, selector: str) -> dict[str, float]:
+    box = pg.locator(selector).first.bounding_box()
+    assert box is not None, f"{selector} is not displayed"
+    return box
+
+
+@pytest.mark.parametrize("width, height", [(1920, 1080), (1280, 800), (1024, 768), (390, 844)],
+                         ids=["1920", "1280", "1024", "phone-390"])
+def test_navigation_beside_or_above_the_content(site: Path, tmp_path: Path, width: int, height: int) -> None:
+    """At desktop widths (1024 px and up) the navigation is a column left of the content, on the
+    first screen and still in view after a jump to a clause deep in a chapter; at a phone's width it
+    is above the content, and the content starts on the first screen. Nothing is wider than the
+    window. Geometry from the DOM; the screenshots are in this test's tmp_path."""
+    with chromium_page(width, height) as (pg, errors):
+        for name, url in (("index", (site / "docs" / "index.html").as_uri()),
+                          ("clause", (site / "spec" / "tdata.html").as_uri() + "#TDATA-20")):
+            pg.goto(url)
+            pg.screenshot(path=str(tmp_path / f"{name}-{width}.png"))
+            nav, body = _box(pg, "div.sphinxsidebar"), _box(pg, "div.body")
+            where = f"{name} at {width} px: nav {nav}, content {body}"
+            assert pg.evaluate("document.scrollingElement.scrollWidth") <= width, where
+            assert pg.locator("div.sphinxsidebar a", has_text="User guide").first.is_visible(), where
+            assert 0 <= nav["x"] and nav["x"] + nav["width"] <= width, where
+            if width >= 1024:
+                assert nav["x"] + nav["width"] <= body["x"], where  # beside, on the left
+                assert body["width"] >= 600, where  # the content keeps a readable width
+                assert nav["y"] < height and nav["y"] + nav["height"] > 0, where  # in view, also after the jump
+                link = _box(pg, "div.sphinxsidebar a:text-is('User guide')")
+                assert 0 <= link["y"] < height, where
+            elif name == "index":
+                assert nav["y"] + nav["height"] <= body["y"] + 1, where  # above
+                assert 0 <= nav["y"] and body["y"] < height / 2, where  # the content starts on the first screen
+        assert errors == []
+    assert all((tmp_path / f"{n}-{width}.png").stat().st_size > 10_000 for n in ("index", "clause"))
 
 
 def test_explain_drawing_in_the_browser(tmp_path: Path) -> None:
