@@ -6,7 +6,7 @@ from __future__ import annotations
 from ggspec.reference.clauses import UsageError
 from ggspec.reference.vdev import VDevParams
 
-from ._lib import SIZE_MAX, Backend, Buffer, CData, arg, ffi, integer, lib, size_t
+from ._lib import SIZE_MAX, Backend, Buffer, BufferType, CData, arg, ffi, integer, lib, size_t
 
 
 def vdev_init(params: VDevParams | None = None) -> Backend:
@@ -61,3 +61,32 @@ def vdev_read(buf: Buffer, offset: int, size: int) -> bytes:
 
 def vdev_pending(backend: Backend) -> int:
     return int(lib.ggspec_vdev_pending(_device_backend(backend)))
+
+
+def _device_buft(buft: object) -> CData:
+    b = arg(buft, BufferType, "buft", "BACK-8").ptr
+    if not bool(lib.ggspec_buft_is_vdev(b)):  # asks no entry: the log stays as it is
+        raise UsageError("BACK-8", "not a virtual device buffer type")
+    return b
+
+
+def vdev_buffer_type(backend: Backend) -> BufferType:
+    """The device's buffer type (the log's handle: it outlives the backend)."""
+    buft = BufferType.wrap(lib.ggspec_vdev_buffer_type(_device_backend(backend)))
+    assert buft is not None
+    return buft
+
+
+def vdev_log(buft: BufferType) -> list[tuple[int, str]]:
+    """Test hook: the device's entry log, (serial, entry) in call order (ggspec-vdev.h)."""
+    b = _device_buft(buft)
+    serial = ffi.new("size_t *")
+    out = []
+    for i in range(int(lib.ggspec_vdev_log_len(b))):
+        text = ffi.string(lib.ggspec_vdev_log_entry(b, i, serial)).decode("utf-8", "replace")
+        out.append((int(serial[0]), text))
+    return out
+
+
+def vdev_log_clear(buft: BufferType) -> None:
+    lib.ggspec_vdev_log_clear(_device_buft(buft))

@@ -10,10 +10,17 @@ only at the next synchronize (spec/backend.md, "What a device backend must do").
 operations (reference/ops.py) on the device's own storage; the supports_op mask only answers
 supports_op, it gates nothing at compute time (BACK-13). Its graph plans keep their own copy of
 the node list and are queued the same way.
+
+Every device keeps an ordered log of the entries called on its buffer type, buffers and backend
+(`Device.log`, read with `vdev_log`), in the same words as native/src/vdev.c's log (see
+ggspec-vdev.h): `ENTRY OBJECT ARGS...`, OBJECT `buft`, `backend` or `buffer#K`, tensors by name
+in single quotes, offsets and sizes in decimal, a graph as `N 'first' 'last'`, a plan as
+`plan#K`. Each entry carries a serial number shared by all devices, so logs merge in call order.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -28,6 +35,9 @@ from .types import Op
 from .world import Region, World
 
 ALL_OPS: frozenset[Op] = frozenset(Op)
+
+#: the order of log entries among all devices (native/'s `log_serial`)
+_SERIAL = itertools.count()
 
 
 @dataclass(frozen=True)
@@ -67,6 +77,14 @@ class Device:
     backend: Backend | None = None
     #: bases of the device regions of this device's live buffers (what its kernels can reach)
     regions: set[int] = field(default_factory=set)
+    #: (serial, entry) for every entry called on the device, in order
+    log: list[tuple[int, str]] = field(default_factory=list)
+    n_buffers: int = 0
+    n_plans: int = 0
+
+    def note(self, entry: str) -> None:
+        """Log one entry call."""
+        self.log.append((next(_SERIAL), entry))
 
     def drain(self) -> None:
         """Run pending operations in submission order (BACK-8)."""
@@ -85,8 +103,30 @@ class Device:
 class DeviceBuffer:
     device: Device
     region: Region  # a device region: the host cannot read it
+    index: int = 0  # buffer#index of its device
     init_tensor_calls: int = 0
     reset_calls: int = 0
+
+    def note(self, entry: str, *args: object) -> None:
+        self.device.note(" ".join([entry, f"buffer#{self.index}", *map(str, args)]))
+
+
+def _name(tensor: Tensor | None) -> str:
+    return "'(null)'" if tensor is None else f"'{tensor.name}'"
+
+
+def _graph(nodes: list[Tensor]) -> str:
+    return f"{len(nodes)} {_name(nodes[0]) if nodes else repr('')} {_name(nodes[-1]) if nodes else repr('')}"
+
+
+def _backend_label(backend: Backend | None) -> str:
+    """A backend given as an argument: a device by its name (no entry is called on it), another
+    backend by what its get_name entry says."""
+    if backend is None:
+        return "(null)"
+    if isinstance(backend.context, Device):
+        return backend.context.params.name
+    return backend.iface.get_name(backend)
 
 
 def _dbuf(buffer: Buffer) -> DeviceBuffer:
@@ -134,35 +174,42 @@ def _buffer_of(device: Device, tensor: Tensor) -> Buffer | None:
 
 
 def _buffer_name(buffer: Buffer) -> str:
+    _dbuf(buffer).note("get_name")
     return _dbuf(buffer).device.params.name
 
 
 def _buffer_free(buffer: Buffer) -> None:
     dbuf = _dbuf(buffer)
+    dbuf.note("free_buffer")
     dbuf.device.drain()
     dbuf.device.regions.discard(dbuf.region.base)
     buffer.world.memory.unmap(dbuf.region)
 
 
 def _buffer_get_base(buffer: Buffer) -> int:
+    _dbuf(buffer).note("get_base")
     return _dbuf(buffer).region.base
 
 
 def _buffer_init_tensor(buffer: Buffer, tensor: Tensor) -> None:
+    _dbuf(buffer).note("init_tensor", _name(tensor))
     _dbuf(buffer).init_tensor_calls += 1
 
 
 def _buffer_set_tensor(buffer: Buffer, tensor: Tensor, data: int, offset: int, size: int) -> None:
+    _dbuf(buffer).note("set_tensor", _name(tensor), offset, size)
     _dbuf(buffer).device.drain()
     _device_write(buffer, tensor, data, offset, size)
 
 
 def _buffer_get_tensor(buffer: Buffer, tensor: Tensor, data: int, offset: int, size: int) -> None:
+    _dbuf(buffer).note("get_tensor", _name(tensor), offset, size)
     _dbuf(buffer).device.drain()
     _device_read(buffer, tensor, data, offset, size)
 
 
 def _buffer_cpy_tensor(buffer: Buffer, src: Tensor, dst: Tensor) -> bool:
+    _dbuf(buffer).note("cpy_tensor", _name(src), _name(dst))
     device = _dbuf(buffer).device
     src_buf = _buffer_of(device, src)
     if src_buf is None:
@@ -174,11 +221,13 @@ def _buffer_cpy_tensor(buffer: Buffer, src: Tensor, dst: Tensor) -> bool:
 
 def _buffer_clear(buffer: Buffer, value: int) -> None:
     dbuf = _dbuf(buffer)
+    dbuf.note("clear", value)
     dbuf.device.drain()
     dbuf.region.data[:] = bytes([value]) * dbuf.region.size
 
 
 def _buffer_reset(buffer: Buffer) -> None:
+    _dbuf(buffer).note("reset")
     _dbuf(buffer).reset_calls += 1
 
 
@@ -192,11 +241,13 @@ def _device(buft: BufferType) -> Device:
 
 
 def _buft_name(buft: BufferType) -> str:
+    _device(buft).note("get_name buft")
     return _device(buft).params.name
 
 
 def _buft_alloc_buffer(buft: BufferType, size: int) -> Buffer:
     device = _device(buft)
+    device.note(f"alloc_buffer buft {size}")
     if size > device.world.host_limit:  # the model has no NULL buffer: refuse what the device cannot hold
         raise ValueError(f"{device.params.name} cannot allocate {size} bytes (native/'s device returns NULL)")
     region = device.world.memory.map(size, host=False, label=f"{device.params.name} buffer")
@@ -212,19 +263,23 @@ def _buft_alloc_buffer(buft: BufferType, size: int) -> Buffer:
         clear=_buffer_clear,
         reset=_buffer_reset,
     )
-    return buffer_init(device.world, buft, iface, DeviceBuffer(device, region), size)
+    device.n_buffers += 1
+    return buffer_init(device.world, buft, iface, DeviceBuffer(device, region, device.n_buffers - 1), size)
 
 
 def _buft_get_alignment(buft: BufferType) -> int:
+    _device(buft).note("get_alignment buft")
     return _device(buft).params.alignment
 
 
 def _buft_get_alloc_size(buft: BufferType, tensor: Tensor) -> int:
+    _device(buft).note(f"get_alloc_size buft {_name(tensor)}")
     pad = _device(buft).params.alloc_pad
     return (nbytes(tensor) + pad - 1) // pad * pad
 
 
 def _buft_supports_backend(buft: BufferType, backend: Backend) -> bool:
+    _device(buft).note(f"supports_backend buft {_backend_label(backend)}")
     return backend is _device(buft).backend
 
 
@@ -238,14 +293,21 @@ def _bdev(backend: Backend) -> Device:
 
 
 def _backend_name(backend: Backend) -> str:
+    _bdev(backend).note("get_name backend")
     return _bdev(backend).params.name
 
 
 def _backend_free(backend: Backend) -> None:
+    _bdev(backend).note("free backend")
     _bdev(backend).drain()
 
 
 def _backend_default_buffer_type(backend: Backend) -> BufferType:
+    _bdev(backend).note("get_default_buffer_type backend")
+    return _default_buffer_type(backend)
+
+
+def _default_buffer_type(backend: Backend) -> BufferType:
     buft = _bdev(backend).buft
     if not (buft is not None):
         undefined("BACK-8", "invariant broken: buft is not None")
@@ -253,6 +315,7 @@ def _backend_default_buffer_type(backend: Backend) -> BufferType:
 
 
 def _set_async(backend: Backend, tensor: Tensor, data: int, offset: int, size: int) -> None:
+    _bdev(backend).note(f"set_tensor_async backend {_name(tensor)} {offset} {size}")
     buf = tensor.view_src.buffer if tensor.view_src is not None else tensor.buffer
     if not (buf is not None):
         undefined("BACK-8", "invariant broken: buf is not None")
@@ -260,6 +323,7 @@ def _set_async(backend: Backend, tensor: Tensor, data: int, offset: int, size: i
 
 
 def _get_async(backend: Backend, tensor: Tensor, data: int, offset: int, size: int) -> None:
+    _bdev(backend).note(f"get_tensor_async backend {_name(tensor)} {offset} {size}")
     buf = tensor.view_src.buffer if tensor.view_src is not None else tensor.buffer
     if not (buf is not None):
         undefined("BACK-8", "invariant broken: buf is not None")
@@ -268,6 +332,7 @@ def _get_async(backend: Backend, tensor: Tensor, data: int, offset: int, size: i
 
 def _cpy_async(backend: Backend, src: Tensor, dst: Tensor) -> bool:
     device = _bdev(backend)
+    device.note(f"cpy_tensor_async backend {_name(src)} {_name(dst)}")
     src_buf, dst_buf = _buffer_of(device, src), _buffer_of(device, dst)
     if src_buf is None or dst_buf is None:
         return False
@@ -278,10 +343,12 @@ def _cpy_async(backend: Backend, src: Tensor, dst: Tensor) -> bool:
 @implements("BACK-8")
 def _synchronize(backend: Backend) -> None:
     """BACK-8, BACK-9: run everything pending, in order."""
+    _bdev(backend).note("synchronize backend")
     _bdev(backend).drain()
 
 
 def _supports_op(backend: Backend, op: Tensor) -> bool:
+    _bdev(backend).note(f"supports_op backend {_name(op)} {op.op.name}")
     return op.op in _bdev(backend).params.ops
 
 
@@ -326,7 +393,18 @@ def vdev_init(world: World, params: VDevParams | None = None) -> Backend:
 
 @checked
 def vdev_buffer_type(backend: Backend) -> BufferType:
-    return _backend_default_buffer_type(backend)
+    return _default_buffer_type(backend)
+
+
+@checked
+def vdev_log(buft: BufferType) -> list[tuple[int, str]]:
+    """Test hook: the device's entry log, (serial, entry) in call order (see the module's doc)."""
+    return list(_device(buft).log)
+
+
+@checked
+def vdev_log_clear(buft: BufferType) -> None:
+    _device(buft).log.clear()
 
 
 @checked
@@ -379,6 +457,7 @@ def _graph_compute(backend: Backend, cgraph: CGraph) -> bool:
     """BACK-8, BACK-12, BACK-13: queue the computation of the graph's nodes (as they are now) on
     the device's storage; supports_op is not consulted. Returns true at once (false with the
     knob `compute_fails`, having queued the computation all the same)."""
+    _bdev(backend).note(f"graph_compute backend {_graph(cgraph.node_list())}")
     return _submit_nodes(backend, cgraph.node_list()) and not _bdev(backend).params.compute_fails
 
 
@@ -399,11 +478,15 @@ class DevicePlan:
     """A plan of the virtual device: its own copy of the graph's node list (BACK-10)."""
 
     nodes: list[Tensor]
+    index: int = 0  # plan#index of its device
     freed: bool = field(default=False, repr=False)
 
 
 def _graph_plan_create(backend: Backend, cgraph: CGraph) -> object:
-    return DevicePlan(cgraph.node_list())
+    device = _bdev(backend)
+    device.note(f"graph_plan_create backend {_graph(cgraph.node_list())}")
+    device.n_plans += 1
+    return DevicePlan(cgraph.node_list(), device.n_plans - 1)
 
 
 def _device_plan(plan: object) -> DevicePlan:
@@ -413,9 +496,11 @@ def _device_plan(plan: object) -> DevicePlan:
 
 
 def _graph_plan_free(backend: Backend, plan: object) -> None:
+    _bdev(backend).note(f"graph_plan_free backend plan#{_device_plan(plan).index}")
     _device_plan(plan).freed = True
 
 
 def _graph_plan_compute(backend: Backend, plan: object) -> None:
     """BACK-11: queued like graph_compute (computed at the next synchronize when lazy)."""
+    _bdev(backend).note(f"graph_plan_compute backend plan#{_device_plan(plan).index}")
     _submit_nodes(backend, _device_plan(plan).nodes)

@@ -21,3 +21,8 @@ void   ggspec_vdev_write(ggspec_backend_buffer_t buf, size_t offset, const void 
 size_t ggspec_vdev_pending(ggspec_backend_t b);
 size_t ggspec_vdev_init_tensor_calls(ggspec_backend_buffer_t buf);
 size_t ggspec_vdev_reset_calls(ggspec_backend_buffer_t buf);
+
+bool         ggspec_buft_is_vdev(ggspec_backend_buffer_type_t buft);
+size_t       ggspec_vdev_log_len(ggspec_backend_buffer_type_t buft);
+const char * ggspec_vdev_log_entry(ggspec_backend_buffer_type_t buft, size_t i, size_t * serial);
+void         ggspec_vdev_log_clear(ggspec_backend_buffer_type_t buft);

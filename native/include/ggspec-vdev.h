@@ -55,6 +55,19 @@ size_t ggspec_vdev_reset_calls(VD(backend_buffer_t) buf);
 /* how many graphs the device has computed (queued graphs count once they have run) */
 size_t ggspec_vdev_graphs_run(VD(backend_t) b);
 
+/* The device's entry log (given its buffer type, which outlives the backend): one line per
+ * call of an entry of its buffer type, buffers or backend, in call order:
+ *     ENTRY OBJECT ARGS...
+ * OBJECT is `buft`, `backend` or `buffer#K` (the device's K-th allocated buffer, from 0);
+ * tensors appear by name in single quotes, offsets, sizes and clear's value in decimal, a
+ * backend argument by name, a graph as `N 'first node' 'last node'`, a plan as `plan#K`.
+ * `serial` (may be NULL) receives the entry's position among the entries of all devices, so
+ * that logs of several devices can be merged. No raw pointer is ever logged. */
+bool         ggspec_buft_is_vdev(VD(backend_buffer_type_t) buft);
+size_t       ggspec_vdev_log_len(VD(backend_buffer_type_t) buft);
+const char * ggspec_vdev_log_entry(VD(backend_buffer_type_t) buft, size_t i, size_t * serial);
+void         ggspec_vdev_log_clear(VD(backend_buffer_type_t) buft);
+
 #ifdef __cplusplus
 }
 #endif

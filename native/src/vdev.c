@@ -35,6 +35,7 @@
 #include "vdev-prefix.h"
 #include "ggspec-vdev.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,11 @@ struct vdev_op {
     struct vdev_graph *  graph;    /* GRAPH (owned by the operation) */
 };
 
+struct vdev_log_entry {
+    size_t serial; /* order among the entries of every device */
+    char * text;
+};
+
 struct vdev_device {
     char *                         name;
     struct ggspec_vdev_params      params; /* params.name points at name */
@@ -78,6 +84,11 @@ struct vdev_device {
     size_t                         queue_cap;
     backend_t                      cpu;    /* computes this device's graphs; made on first use */
     size_t                         graphs_run;
+    size_t                         n_buffers; /* buffers allocated so far: buffer#k is the k-th */
+    size_t                         n_plans;   /* graph plans created so far: plan#k is the k-th */
+    struct vdev_log_entry *        log;       /* every entry called, in order (see ggspec-vdev.h) */
+    size_t                         log_len;
+    size_t                         log_cap;
     struct vdev_device *           next;   /* the list of all devices */
 };
 
@@ -89,9 +100,11 @@ struct vdev_buffer {
     size_t               size;
     size_t               init_tensor_calls;
     size_t               reset_calls;
+    size_t               index;    /* buffer#index of its device */
 };
 
 static struct vdev_device * all_devices = NULL;
+static size_t log_serial = 0;
 
 static void vdev_check(bool cond, const char * what) {
     if (!cond) {
@@ -99,6 +112,35 @@ static void vdev_check(bool cond, const char * what) {
         fprintf(stderr, "ggspec vdev: %s\n", what);
         abort();
     }
+}
+
+/* the entry log: one line per entry called, naming the object (buft, backend, buffer#k) and
+   the arguments that identify tensors (by name) and ranges; never a pointer */
+
+static void vlog(struct vdev_device * dev, const char * fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    va_list again;
+    va_copy(again, ap);
+    const int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    vdev_check(n >= 0, "cannot format a log entry");
+    char * text = malloc((size_t)n + 1);
+    vdev_check(text != NULL, "out of memory for the log");
+    vsnprintf(text, (size_t)n + 1, fmt, again);
+    va_end(again);
+    if (dev->log_len == dev->log_cap) {
+        size_t cap = dev->log_cap == 0 ? 32 : 2 * dev->log_cap;
+        struct vdev_log_entry * l = realloc(dev->log, cap * sizeof(*l));
+        vdev_check(l != NULL, "out of memory for the log");
+        dev->log = l;
+        dev->log_cap = cap;
+    }
+    dev->log[dev->log_len++] = (struct vdev_log_entry) { .serial = log_serial++, .text = text };
+}
+
+static const char * tname(const tensor_t * t) {
+    return t != NULL ? t->name : "(null)";
 }
 
 /* the queue */
@@ -189,11 +231,13 @@ static size_t locate(const struct vdev_buffer * vb, const tensor_t * tensor, siz
 
 static const char * vdev_buffer_name(buffer_t buffer) {
     const struct vdev_buffer * vb = buffer->context;
+    vlog(vb->dev, "get_name buffer#%zu", vb->index);
     return vb->dev->name;
 }
 
 static void vdev_buffer_free(buffer_t buffer) {
     struct vdev_buffer * vb = buffer->context;
+    vlog(vb->dev, "free_buffer buffer#%zu", vb->index);
     /* any device's queue may hold an operation on this buffer (async set/get accept a buffer
        of another device), so all of them are drained */
     for (struct vdev_device * dev = all_devices; dev != NULL; dev = dev->next) {
@@ -206,17 +250,19 @@ static void vdev_buffer_free(buffer_t buffer) {
 
 static void * vdev_buffer_get_base(buffer_t buffer) {
     const struct vdev_buffer * vb = buffer->context;
+    vlog(vb->dev, "get_base buffer#%zu", vb->index);
     return vb->base;
 }
 
 static void vdev_buffer_init_tensor(buffer_t buffer, tensor_t * tensor) {
     struct vdev_buffer * vb = buffer->context;
-    (void)tensor;
+    vlog(vb->dev, "init_tensor buffer#%zu '%s'", vb->index, tname(tensor));
     vb->init_tensor_calls++;
 }
 
 static void vdev_buffer_set_tensor(buffer_t buffer, tensor_t * tensor, const void * data, size_t offset, size_t size) {
     struct vdev_buffer * vb = buffer->context;
+    vlog(vb->dev, "set_tensor buffer#%zu '%s' %zu %zu", vb->index, tname(tensor), offset, size);
     drain(vb->dev);
     const size_t at = locate(vb, tensor, offset, size);
     if (size > 0) {
@@ -226,6 +272,7 @@ static void vdev_buffer_set_tensor(buffer_t buffer, tensor_t * tensor, const voi
 
 static void vdev_buffer_get_tensor(buffer_t buffer, const tensor_t * tensor, void * data, size_t offset, size_t size) {
     struct vdev_buffer * vb = buffer->context;
+    vlog(vb->dev, "get_tensor buffer#%zu '%s' %zu %zu", vb->index, tname(tensor), offset, size);
     drain(vb->dev);
     const size_t at = locate(vb, tensor, offset, size);
     if (size > 0) {
@@ -236,6 +283,7 @@ static void vdev_buffer_get_tensor(buffer_t buffer, const tensor_t * tensor, voi
 /* dst is in this buffer; src can be copied (after draining) when it is on the same device */
 static bool vdev_buffer_cpy_tensor(buffer_t buffer, const tensor_t * src, tensor_t * dst) {
     struct vdev_buffer * vb = buffer->context;
+    vlog(vb->dev, "cpy_tensor buffer#%zu '%s' '%s'", vb->index, tname(src), tname(dst));
     struct vdev_buffer * src_vb = tensor_buffer_on(vb->dev, src);
     if (src_vb == NULL) {
         return false;
@@ -252,24 +300,28 @@ static bool vdev_buffer_cpy_tensor(buffer_t buffer, const tensor_t * src, tensor
 
 static void vdev_buffer_clear(buffer_t buffer, uint8_t value) {
     struct vdev_buffer * vb = buffer->context;
+    vlog(vb->dev, "clear buffer#%zu %u", vb->index, (unsigned)value);
     drain(vb->dev);
     memset(vb->storage, value, vb->size);
 }
 
 static void vdev_buffer_reset(buffer_t buffer) {
     struct vdev_buffer * vb = buffer->context;
+    vlog(vb->dev, "reset buffer#%zu", vb->index);
     vb->reset_calls++;
 }
 
 /* the buffer type; its context is the device */
 
 static const char * vdev_buft_name(buft_t buft) {
-    const struct vdev_device * dev = buft->context;
+    struct vdev_device * dev = buft->context;
+    vlog(dev, "get_name buft");
     return dev->name;
 }
 
 static buffer_t vdev_buft_alloc_buffer(buft_t buft, size_t size) {
     struct vdev_device * dev = buft->context;
+    vlog(dev, "alloc_buffer buft %zu", size);
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
     const size_t bytes = size > 0 ? size : 1;
 
@@ -292,7 +344,7 @@ static buffer_t vdev_buft_alloc_buffer(buft_t buft, size_t size) {
 
     *vb = (struct vdev_buffer) {
         .dev = dev, .storage = storage, .base = base, .map_len = map_len, .size = size,
-        .init_tensor_calls = 0, .reset_calls = 0,
+        .init_tensor_calls = 0, .reset_calls = 0, .index = dev->n_buffers++,
     };
 
     const struct VD(backend_buffer_i) iface = {
@@ -310,41 +362,63 @@ static buffer_t vdev_buft_alloc_buffer(buft_t buft, size_t size) {
 }
 
 static size_t vdev_buft_get_alignment(buft_t buft) {
-    const struct vdev_device * dev = buft->context;
+    struct vdev_device * dev = buft->context;
+    vlog(dev, "get_alignment buft");
     return dev->params.alignment;
 }
 
 /* present only when alloc_pad != 0: nbytes rounded up to a multiple of alloc_pad */
 static size_t vdev_buft_get_alloc_size(buft_t buft, const tensor_t * tensor) {
-    const struct vdev_device * dev = buft->context;
+    struct vdev_device * dev = buft->context;
+    vlog(dev, "get_alloc_size buft '%s'", tname(tensor));
     const size_t pad = dev->params.alloc_pad;
     return (VD(nbytes)(tensor) + pad - 1) / pad * pad;
 }
 
+static const char * vdev_backend_name(backend_t backend);
+
+/* how a log names a backend given as an argument: a device's own name (no entry is called on
+   it), another backend's name as its get_name entry gives it */
+static const char * backend_label(backend_t backend) {
+    if (backend == NULL) {
+        return "(null)";
+    }
+    if (ggspec_backend_is_vdev(backend)) {
+        const struct vdev_device * dev = backend->context;
+        return dev->name;
+    }
+    return backend->iface.get_name(backend);
+}
+
 static bool vdev_buft_supports_backend(buft_t buft, backend_t backend) {
+    vlog(buft->context, "supports_backend buft %s", backend_label(backend));
     return ggspec_backend_is_vdev(backend) && backend->context == buft->context;
 }
 
 /* the backend; its context is the device */
 
 static const char * vdev_backend_name(backend_t backend) {
-    const struct vdev_device * dev = backend->context;
+    struct vdev_device * dev = backend->context;
+    vlog(dev, "get_name backend");
     return dev->name;
 }
 
 static void vdev_backend_free(backend_t backend) {
+    vlog(backend->context, "free backend");
     drain(backend->context);
     free(backend);
 }
 
 static buft_t vdev_backend_default_buffer_type(backend_t backend) {
     struct vdev_device * dev = backend->context;
+    vlog(dev, "get_default_buffer_type backend");
     return &dev->buft;
 }
 
 static void vdev_backend_set_tensor_async(backend_t backend, tensor_t * tensor, const void * data,
                                           size_t offset, size_t size) {
     struct vdev_device * dev = backend->context;
+    vlog(dev, "set_tensor_async backend '%s' %zu %zu", tname(tensor), offset, size);
     struct vdev_buffer * vb = tensor_device_buffer(tensor, "set_tensor_async: the tensor is not in a device buffer");
     const size_t at = locate(vb, tensor, offset, size);
     submit(dev, (struct vdev_op) { .kind = VDEV_OP_SET, .dst = vb, .dst_offs = at, .host_src = data, .size = size });
@@ -353,6 +427,7 @@ static void vdev_backend_set_tensor_async(backend_t backend, tensor_t * tensor, 
 static void vdev_backend_get_tensor_async(backend_t backend, const tensor_t * tensor, void * data,
                                           size_t offset, size_t size) {
     struct vdev_device * dev = backend->context;
+    vlog(dev, "get_tensor_async backend '%s' %zu %zu", tname(tensor), offset, size);
     struct vdev_buffer * vb = tensor_device_buffer(tensor, "get_tensor_async: the tensor is not in a device buffer");
     const size_t at = locate(vb, tensor, offset, size);
     submit(dev, (struct vdev_op) { .kind = VDEV_OP_GET, .src = vb, .src_offs = at, .host_dst = data, .size = size });
@@ -361,6 +436,7 @@ static void vdev_backend_get_tensor_async(backend_t backend, const tensor_t * te
 /* a device-to-device copy when both tensors are on this device; false otherwise */
 static bool vdev_backend_cpy_tensor_async(backend_t backend, const tensor_t * src, tensor_t * dst) {
     struct vdev_device * dev = backend->context;
+    vlog(dev, "cpy_tensor_async backend '%s' '%s'", tname(src), tname(dst));
     struct vdev_buffer * src_vb = tensor_buffer_on(dev, src);
     struct vdev_buffer * dst_vb = tensor_buffer_on(dev, dst);
     if (src_vb == NULL || dst_vb == NULL) {
@@ -377,11 +453,13 @@ static bool vdev_backend_cpy_tensor_async(backend_t backend, const tensor_t * sr
 }
 
 static void vdev_backend_synchronize(backend_t backend) {
+    vlog(backend->context, "synchronize backend");
     drain(backend->context);
 }
 
 static bool vdev_backend_supports_op(backend_t backend, const tensor_t * op) {
-    const struct vdev_device * dev = backend->context;
+    struct vdev_device * dev = backend->context;
+    vlog(dev, "supports_op backend '%s' %s", tname(op), VD(op_name)(op->op));
     const unsigned code = (unsigned)op->op;
     return code < 128 && ((dev->params.ops_mask[code / 64] >> (code % 64)) & 1u) != 0;
 }
@@ -482,23 +560,35 @@ static void run_graph(struct vdev_graph * g) {
     free(g);
 }
 
-static bool vdev_backend_graph_compute(backend_t backend, cgraph_t * cgraph) {
+/* a graph in the log: its node count and its first and last nodes' names */
+#define GRAPH_FMT "%d '%s' '%s'"
+#define GRAPH_ARGS(n, nodes) (n), (n) > 0 ? tname((nodes)[0]) : "", (n) > 0 ? tname((nodes)[(n) - 1]) : ""
+
+static bool submit_graph(backend_t backend, cgraph_t * cgraph) {
     struct vdev_device * dev = backend->context;
     struct vdev_graph * g = capture_graph(dev, cgraph);
     submit(dev, (struct vdev_op) { .kind = VDEV_OP_GRAPH, .graph = g });
     return !dev->params.compute_fails;
 }
 
+static bool vdev_backend_graph_compute(backend_t backend, cgraph_t * cgraph) {
+    vlog(backend->context, "graph_compute backend " GRAPH_FMT, GRAPH_ARGS(cgraph->n_nodes, cgraph->nodes));
+    return submit_graph(backend, cgraph);
+}
+
 /* a plan keeps its own copy of the node list; computing it submits that list as a graph */
 struct vdev_plan {
     int         n_nodes;
     tensor_t ** nodes;
+    size_t      index; /* plan#index of its device */
 };
 
 static VD(backend_graph_plan_t) vdev_backend_graph_plan_create(backend_t backend, const cgraph_t * cgraph) {
-    (void)backend;
+    struct vdev_device * dev = backend->context;
+    vlog(dev, "graph_plan_create backend " GRAPH_FMT, GRAPH_ARGS(cgraph->n_nodes, cgraph->nodes));
     struct vdev_plan * plan = calloc(1, sizeof(*plan));
     vdev_check(plan != NULL, "out of memory for a plan");
+    plan->index = dev->n_plans++;
     plan->n_nodes = cgraph->n_nodes;
     plan->nodes   = calloc((size_t)(cgraph->n_nodes > 0 ? cgraph->n_nodes : 1), sizeof(tensor_t *));
     vdev_check(plan->nodes != NULL, "out of memory for a plan");
@@ -509,20 +599,21 @@ static VD(backend_graph_plan_t) vdev_backend_graph_plan_create(backend_t backend
 }
 
 static void vdev_backend_graph_plan_free(backend_t backend, VD(backend_graph_plan_t) plan) {
-    (void)backend;
     struct vdev_plan * p = plan;
+    vlog(backend->context, "graph_plan_free backend plan#%zu", p->index);
     free(p->nodes);
     free(p);
 }
 
 static void vdev_backend_graph_plan_compute(backend_t backend, VD(backend_graph_plan_t) plan) {
     struct vdev_plan * p = plan;
+    vlog(backend->context, "graph_plan_compute backend plan#%zu", p->index);
     cgraph_t view;
     memset(&view, 0, sizeof(view));
     view.size    = p->n_nodes;
     view.n_nodes = p->n_nodes;
     view.nodes   = p->nodes;
-    vdev_backend_graph_compute(backend, &view);
+    submit_graph(backend, &view);
 }
 
 /* Later builds of this API generation, as the version adapter (conformance/adapters/versions.py)
@@ -665,6 +756,38 @@ size_t ggspec_vdev_reset_calls(buffer_t buf) {
     const struct vdev_buffer * vb = as_vdev_buffer(buf);
     vdev_check(vb != NULL, "not a vdev buffer");
     return vb->reset_calls;
+}
+
+bool ggspec_buft_is_vdev(buft_t buft) {
+    return buft != NULL && buft->iface.get_name == vdev_buft_name;
+}
+
+size_t ggspec_vdev_log_len(buft_t buft) {
+    vdev_check(ggspec_buft_is_vdev(buft), "ggspec_vdev_log_len: not a vdev buffer type");
+    const struct vdev_device * dev = buft->context;
+    return dev->log_len;
+}
+
+const char * ggspec_vdev_log_entry(buft_t buft, size_t i, size_t * serial) {
+    vdev_check(ggspec_buft_is_vdev(buft), "ggspec_vdev_log_entry: not a vdev buffer type");
+    const struct vdev_device * dev = buft->context;
+    vdev_check(i < dev->log_len, "ggspec_vdev_log_entry: no such entry");
+    if (serial != NULL) {
+        *serial = dev->log[i].serial;
+    }
+    return dev->log[i].text;
+}
+
+void ggspec_vdev_log_clear(buft_t buft) {
+    vdev_check(ggspec_buft_is_vdev(buft), "ggspec_vdev_log_clear: not a vdev buffer type");
+    struct vdev_device * dev = buft->context;
+    for (size_t i = 0; i < dev->log_len; i++) {
+        free(dev->log[i].text);
+    }
+    free(dev->log);
+    dev->log = NULL;
+    dev->log_len = 0;
+    dev->log_cap = 0;
 }
 
 size_t ggspec_vdev_graphs_run(backend_t b) {
