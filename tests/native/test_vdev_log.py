@@ -79,3 +79,16 @@ def test_the_log_hooks_refuse_a_cpu_buffer_type() -> None:
 
     with pytest.raises(UsageError):
         nv.vdev_log(cpu.cpu_buffer_type())
+
+
+def test_a_long_log_keeps_every_entry() -> None:
+    """The log grows past its first pages (it lives in mappings of its own, off the C heap)."""
+    b = nv.vdev_init(PARAMS)
+    buft = nv.vdev_buffer_type(b)
+    buf = nbuf.buft_alloc_buffer(buft, 4)
+    for i in range(3000):
+        nbuf.buffer_clear(buf, i % 256)
+    log = [e for _, e in nv.vdev_log(buft)]
+    assert len(log) == 3001 and log[1] == "clear buffer#0 0" and log[-1] == f"clear buffer#0 {2999 % 256}"
+    nbuf.buffer_free(buf)
+    nv.vdev_log_clear(buft)
