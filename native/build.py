@@ -41,7 +41,9 @@ SOURCES: tuple[str, ...] = (
     "cpu.c",
     "vdev.c",
     "graph.c",
-    "ops.c",
+    "ops.c",        # the operations' constructors
+    "kernels.c",    # computing one node on the CPU
+    "executor.c",   # computing a graph on the CPU: plan, then node by node
     "quants.c",
     "simd.c",       # the kernels with a machine-specific form, chosen at run time
     "simd_avx2.c",  # their AVX2 + FMA + F16C form (gcc target attributes, no -march)

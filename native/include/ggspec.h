@@ -303,8 +303,9 @@ size_t ggspec_hash_size(size_t min_sz);
 void   ggspec_hash_set_free(struct ggspec_hash_set hash_set);
 
 /*
- * Computing a graph on the CPU (ops.c): ggspec_graph_plan says how much work memory the
- * graph needs with n_threads threads; the caller provides it in work_data.
+ * Computing a graph on the CPU (executor.c, each node with kernels.c): ggspec_graph_plan says
+ * how much work memory the graph needs with n_threads threads; the caller provides it in
+ * work_data.
  */
 struct ggspec_cplan {
     size_t    work_size;
@@ -325,8 +326,9 @@ int                 ggspec_graph_compute(struct ggspec_cgraph * cgraph, struct g
 
 /*
  * Operations (ops.c). Each returns a new tensor whose op, op_params and src describe the
- * computation; nothing is computed until a graph holding it is. The _inplace variants return
- * a view of their first operand. UNARY keeps its enum ggspec_unary_op in op_params[0].
+ * computation; nothing is computed until a graph holding it is (kernels.c). The _inplace
+ * variants return a view of their first operand. UNARY keeps its enum ggspec_unary_op in
+ * op_params[0].
  */
 enum ggspec_unary_op {
     GGSPEC_UNARY_OP_ABS,

@@ -1,7 +1,7 @@
 /*
  * cpu.c - the CPU backend: host-memory buffers (malloc'd, or wrapping caller memory) and a
- * backend without any asynchronous entries that computes graphs with ops.c's executor on
- * n_threads threads.
+ * backend without any asynchronous entries that computes graphs with the graph executor
+ * (executor.c) on n_threads threads.
  */
 #include "ggspec-backend-impl.h"
 

@@ -25,8 +25,12 @@ struct ggspec_tensor * ggspec_internal_new_tensor(struct ggspec_context * ctx, e
                                                   int n_dims, const int64_t * ne,
                                                   struct ggspec_tensor * view_src, size_t view_offs);
 
+/* shape predicates the constructors (ops.c) and the kernels (kernels.c) both check */
+bool ggspec_internal_can_repeat(const struct ggspec_tensor * a, const struct ggspec_tensor * b);
+bool ggspec_internal_is_padded_1d(const struct ggspec_tensor * t);
+
 /*
- * Compute kernels (ops.c). A node is computed in up to three phases: init (once, by one
+ * Compute kernels (kernels.c; executor.c runs them). A node is computed in up to three phases: init (once, by one
  * thread, before the others start: e.g. converting MUL_MAT's second operand), then compute on
  * threads ith = 0 .. nth-1, each doing its share of whole rows. wdata is the work buffer.
  */

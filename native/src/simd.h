@@ -3,7 +3,7 @@
  * function pointers chosen once per process (simd.c):
  *
  *   - "portable": plain C, the reference path. Its arithmetic is rc.8's portable code (the
- *     operation order and accumulators ops.c and quants.c document). Forced by setting the
+ *     operation order and accumulators kernels.c and quants.c document). Forced by setting the
  *     environment variable GGSPEC_NATIVE_PORTABLE to anything but "" or "0" before the first
  *     graph is computed.
  *   - "avx2": x86-64 with AVX2, FMA and F16C (simd_avx2.c, compiled with gcc target
@@ -59,7 +59,7 @@ struct ggspec_gemm {
 
 struct ggspec_simd {
     const char * name;
-    /* NULL: no matrix-product kernel; ops.c computes one dot product per element */
+    /* NULL: no matrix-product kernel; kernels.c computes one dot product per element */
     void  (*gemm)(const struct ggspec_gemm * g);
     float (*dot_q4_0_q8_0)(int64_t n, const void * x, const void * y);
     float (*dot_q8_0_q8_0)(int64_t n, const void * x, const void * y);
@@ -75,7 +75,7 @@ struct ggspec_simd {
     /* Σ x[i] and Σ (x[i] - mean)^2, each square rounded to float, summed in double */
     double (*sum_f32)(int64_t n, const float * x);
     double (*sum_sq_dev_f32)(int64_t n, const float * x, float mean);
-    /* max of n >= 1 floats (the comparisons of ops.c's loop, for non-NaN input) */
+    /* max of n >= 1 floats (the comparisons of kernels.c's loop, for non-NaN input) */
     float (*max_f32)(int64_t n, const float * x);
 };
 
