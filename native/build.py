@@ -25,7 +25,7 @@ CDEF_DIR = os.path.join(HERE, "cdef")
 
 # one cdef file per API area, in dependency order
 CDEF_AREAS: tuple[str, ...] = (
-    "core", "buffer", "tdata", "copy", "backend", "registry", "cpu", "vdev",
+    "core", "buffer", "tdata", "copy", "backend", "registry", "cpu", "vdev", "webgpu",
     "graph", "ops", "quants", "alloc", "sched", "graph_copy",
 )
 
@@ -40,6 +40,7 @@ SOURCES: tuple[str, ...] = (
     "registry.c",
     "cpu.c",
     "vdev.c",
+    "webgpu.c",     # the WebGPU device (a stub when the wgpu package's headers are absent)
     "graph.c",
     "ops.c",        # the operations' constructors
     "kernels.c",    # computing one node on the CPU
@@ -59,8 +60,55 @@ PREAMBLE = """
 #include "ggspec.h"
 #include "ggspec-backend-impl.h"
 #include "ggspec-vdev.h"
+#include "ggspec-webgpu.h"
 #include "ggspec-alloc.h"
 """
+
+
+def wgpu_include_dir() -> str | None:
+    """The directory holding webgpu.h and wgpu.h of wgpu-native: $GGSPEC_WGPU_INCLUDE, else the
+    installed `wgpu` package's resources/ (found without importing it), else None (webgpu.c then
+    builds as a stub whose init says so)."""
+    env = os.environ.get("GGSPEC_WGPU_INCLUDE")
+    candidates = [env] if env else []
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("wgpu")
+    except (ImportError, ValueError):
+        spec = None
+    if spec is not None and spec.origin:
+        candidates.append(os.path.join(os.path.dirname(spec.origin), "resources"))
+    for d in candidates:
+        if d and os.path.isfile(os.path.join(d, "webgpu.h")) and os.path.isfile(os.path.join(d, "wgpu.h")):
+            return os.path.abspath(d)
+    return None
+
+
+WGSL_SOURCE = os.path.join(SRC_DIR, "webgpu.wgsl")
+WGSL_HEADER = os.path.join(SRC_DIR, "webgpu_wgsl.h")
+
+
+def wgsl_header_text() -> str:
+    """native/src/webgpu_wgsl.h: webgpu.wgsl as one C string literal (kept in the tree, so that a
+    shim build of webgpu.c needs nothing generated; tests/native/test_webgpu.py checks it is current)."""
+    with open(WGSL_SOURCE, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    body = "\n".join('    "' + ln.replace("\\", "\\\\").replace('"', '\\"') + '\\n"' for ln in lines)
+    return ("/* generated from webgpu.wgsl by native/build.py (wgsl_header_text): do not edit */\n"
+            "static const char webgpu_wgsl[] =\n" + body + ";\n")
+
+
+def write_wgsl_header() -> None:
+    text = wgsl_header_text()
+    try:
+        with open(WGSL_HEADER, encoding="utf-8") as f:
+            if f.read() == text:
+                return
+    except OSError:
+        pass
+    with open(WGSL_HEADER, "w", encoding="utf-8") as f:
+        f.write(text)
 
 
 def read_cdef() -> str:
@@ -91,15 +139,22 @@ def _builder(
     def path(p: str) -> str:
         return os.path.relpath(p, PROJECT_ROOT).replace(os.sep, "/") if root_relative else p
 
+    write_wgsl_header()
+    include_dirs = [path(INCLUDE_DIR)]
+    macros = _define_macros(defines)
+    wgpu = wgpu_include_dir()
+    if wgpu is not None:  # an absolute path: setuptools refuses only absolute *source* paths
+        include_dirs.append(wgpu)
+        macros.append(("GGSPEC_HAVE_WGPU", None))
     ffi = cffi.FFI()
     ffi.cdef(read_cdef())
     ffi.set_source(
         module_name,
         PREAMBLE,
         sources=[path(os.path.join(SRC_DIR, s)) for s in SOURCES],
-        include_dirs=[path(INCLUDE_DIR)],
-        define_macros=_define_macros(defines),
-        libraries=["m", "pthread"],
+        include_dirs=include_dirs,
+        define_macros=macros,
+        libraries=["m", "pthread", "dl"],
         extra_compile_args=[*DEFAULT_CFLAGS, *extra_cflags],
         extra_link_args=list(extra_ldflags),
     )

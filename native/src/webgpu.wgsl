@@ -1,0 +1,287 @@
+// webgpu.wgsl - the kernels of the WebGPU backend (native/src/webgpu.c).
+//
+// Every dispatch binds four storage buffers B0..B3 (each a different GPU buffer: WebGPU
+// forbids a writable binding that aliases another) and a uniform block P. A tensor is
+// described in P by 12 words: buffer slot, type, byte offset, pad, ne[4], nb[4] (bytes);
+// tensor 0 is the destination, 1 and 2 the sources. Words 36.. hold the thread count and
+// the op's parameters. Memory is addressed in bytes and read as 32-bit words, so F16
+// elements at any even offset and byte ranges at any offset are reached exactly.
+//
+// F16 <-> F32 conversions are integer code (f2h, h2f), not pack2x16float/unpack2x16float:
+// WGSL leaves the rounding of an inexact conversion and the result of an out-of-range one
+// to the implementation, and the spec (CORE-50) fixes round-to-nearest-even, overflow to
+// infinity, NaN -> 0x7E00 with the sign. Data movement moves bits, never floats.
+
+@group(0) @binding(0) var<storage, read_write> B0: array<atomic<u32>>;
+@group(0) @binding(1) var<storage, read_write> B1: array<atomic<u32>>;
+@group(0) @binding(2) var<storage, read_write> B2: array<atomic<u32>>;
+@group(0) @binding(3) var<storage, read_write> B3: array<atomic<u32>>;
+@group(0) @binding(4) var<uniform> P: array<vec4<u32>, 16>;
+
+const T_F32: u32 = 0u;
+const T_F16: u32 = 1u;
+
+fn pu(i: u32) -> u32 { return P[i / 4u][i % 4u]; }
+fn pf(i: u32) -> f32 { return bitcast<f32>(pu(i)); }
+
+fn ldw(s: u32, w: u32) -> u32 {
+    switch s {
+        case 0u: { return atomicLoad(&B0[w]); }
+        case 1u: { return atomicLoad(&B1[w]); }
+        case 2u: { return atomicLoad(&B2[w]); }
+        default: { return atomicLoad(&B3[w]); }
+    }
+}
+fn stw(s: u32, w: u32, v: u32) {
+    switch s {
+        case 0u: { atomicStore(&B0[w], v); }
+        case 1u: { atomicStore(&B1[w], v); }
+        case 2u: { atomicStore(&B2[w], v); }
+        default: { atomicStore(&B3[w], v); }
+    }
+}
+// replace the bits of `mask` in word w by those of v (v has no bits outside mask); two
+// threads changing disjoint bits of one word both land, in either order
+fn mergew(s: u32, w: u32, mask: u32, v: u32) {
+    switch s {
+        case 0u: { atomicAnd(&B0[w], ~mask); atomicOr(&B0[w], v); }
+        case 1u: { atomicAnd(&B1[w], ~mask); atomicOr(&B1[w], v); }
+        case 2u: { atomicAnd(&B2[w], ~mask); atomicOr(&B2[w], v); }
+        default: { atomicAnd(&B3[w], ~mask); atomicOr(&B3[w], v); }
+    }
+}
+
+fn tslot(k: u32) -> u32 { return pu(k * 12u); }
+fn ttype(k: u32) -> u32 { return pu(k * 12u + 1u); }
+fn tne(k: u32, d: u32) -> u32 { return pu(k * 12u + 4u + d); }
+fn tnb(k: u32, d: u32) -> u32 { return pu(k * 12u + 8u + d); }
+fn taddr(k: u32, i: vec4<u32>) -> u32 {
+    return pu(k * 12u + 2u) + i.x * tnb(k, 0u) + i.y * tnb(k, 1u) + i.z * tnb(k, 2u) + i.w * tnb(k, 3u);
+}
+// flat (logical-order) index -> coordinates in tensor k's shape
+fn coords(k: u32, flat: u32) -> vec4<u32> {
+    let n0 = tne(k, 0u); let n1 = tne(k, 1u); let n2 = tne(k, 2u);
+    var r = flat;
+    let i0 = r % n0; r = r / n0;
+    let i1 = r % n1; r = r / n1;
+    let i2 = r % n2; r = r / n2;
+    return vec4<u32>(i0, i1, i2, r);
+}
+
+// F32 bits -> F16 bits: round to nearest even, overflow to infinity, NaN -> quiet 0x7E00
+fn f2h(x: u32) -> u32 {
+    let sign = (x >> 16u) & 0x8000u;
+    let e = (x >> 23u) & 0xFFu;
+    let m = x & 0x7FFFFFu;
+    if (e == 0xFFu) {
+        if (m != 0u) { return sign | 0x7E00u; }
+        return sign | 0x7C00u;
+    }
+    let ee = i32(e) - 112;
+    if (ee >= 31) { return sign | 0x7C00u; }
+    if (ee <= 0) {
+        if (ee < -10) { return sign; }
+        let mm = m | 0x800000u;
+        let shift = u32(14 - ee);
+        var h = mm >> shift;
+        let rem = mm & ((1u << shift) - 1u);
+        let half = 1u << (shift - 1u);
+        if (rem > half || (rem == half && (h & 1u) == 1u)) { h = h + 1u; }
+        return sign | h;
+    }
+    var h = (u32(ee) << 10u) | (m >> 13u);
+    let rem = m & 0x1FFFu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u) == 1u)) { h = h + 1u; }
+    return sign | h;
+}
+
+// F16 bits -> F32 bits, exactly (subnormal halves normalized, NaN payloads kept)
+fn h2f(h: u32) -> u32 {
+    let sign = (h & 0x8000u) << 16u;
+    let e = (h >> 10u) & 0x1Fu;
+    let m = h & 0x3FFu;
+    if (e == 0x1Fu) { return sign | 0x7F800000u | (m << 13u); }
+    if (e == 0u) {
+        if (m == 0u) { return sign; }
+        let p = firstLeadingBit(m);
+        return sign | ((p + 103u) << 23u) | ((m << (23u - p)) & 0x7FFFFFu);
+    }
+    return sign | ((e + 112u) << 23u) | (m << 13u);
+}
+
+fn ld16(s: u32, a: u32) -> u32 { return (ldw(s, a / 4u) >> ((a & 2u) * 8u)) & 0xFFFFu; }
+fn st16(s: u32, a: u32, h: u32) {
+    let sh = (a & 2u) * 8u;
+    mergew(s, a / 4u, 0xFFFFu << sh, h << sh);
+}
+
+// element bits of tensor k at byte address a, as F32 bits (F16 widened exactly)
+fn ldbits(k: u32, a: u32) -> u32 {
+    if (ttype(k) == T_F16) { return h2f(ld16(tslot(k), a)); }
+    return ldw(tslot(k), a / 4u);
+}
+fn ldf(k: u32, a: u32) -> f32 { return bitcast<f32>(ldbits(k, a)); }
+// store F32 bits into tensor k at a (rounded to F16 when k is F16)
+fn stbits(k: u32, a: u32, v: u32) {
+    if (ttype(k) == T_F16) { st16(tslot(k), a, f2h(v)); } else { stw(tslot(k), a / 4u, v); }
+}
+fn stf(k: u32, a: u32, v: f32) { stbits(k, a, bitcast<u32>(v)); }
+// an F32 value rounded to F16 and back
+fn r16(x: f32) -> f32 { return bitcast<f32>(h2f(f2h(bitcast<u32>(x)))); }
+
+fn thread(gid: vec3<u32>, nwg: vec3<u32>) -> u32 { return gid.x + gid.y * nwg.x * 64u; }
+
+// bytes: dst byte range [pu(2), +n) = src bytes from pu(14); one thread per destination word
+@compute @workgroup_size(64)
+fn k_bytes(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = thread(gid, nwg);
+    if (i >= pu(36u)) { return; }
+    let d0 = pu(2u); let s0 = pu(14u); let n = pu(37u);
+    let w = d0 / 4u + i;
+    var out = 0u; var mask = 0u;
+    for (var k = 0u; k < 4u; k++) {
+        let p = w * 4u + k;
+        if (p >= d0 && p < d0 + n) {
+            let q = p - d0 + s0;
+            out = out | (((ldw(tslot(1u), q / 4u) >> ((q % 4u) * 8u)) & 0xFFu) << (k * 8u));
+            mask = mask | (0xFFu << (k * 8u));
+        }
+    }
+    if (mask == 0xFFFFFFFFu) { stw(tslot(0u), w, out); } else { mergew(tslot(0u), w, mask, out); }
+}
+
+// DUP / CPY / CONT: element k of src (logical order) -> element k of dst, F32/F16/I32 bits
+@compute @workgroup_size(64)
+fn k_cpy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = thread(gid, nwg);
+    if (i >= pu(36u)) { return; }
+    let ad = taddr(0u, coords(0u, i));
+    let as_ = taddr(1u, coords(1u, i));
+    let td = ttype(0u); let ts = ttype(1u);
+    if (ts == T_F16 && td == T_F16) { st16(tslot(0u), ad, ld16(tslot(1u), as_)); return; }
+    stbits(0u, ad, ldbits(1u, as_));
+}
+
+// ADD (op 0), MUL (op 1): src1 repeated over src0; SCALE (op 2): src0 * pf(38)
+@compute @workgroup_size(64)
+fn k_binary(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = thread(gid, nwg);
+    if (i >= pu(36u)) { return; }
+    let c = coords(0u, i);
+    let a = ldf(1u, taddr(1u, c));
+    let op = pu(37u);
+    var r: f32;
+    if (op == 2u) {
+        r = a * pf(38u);
+    } else {
+        let cb = vec4<u32>(c.x % tne(2u, 0u), c.y % tne(2u, 1u), c.z % tne(2u, 2u), c.w % tne(2u, 3u));
+        let b = ldf(2u, taddr(2u, cb));
+        if (op == 0u) { r = a + b; } else { r = a * b; }
+    }
+    stf(0u, taddr(0u, c), r);
+}
+
+// MUL_MAT: dst[i0,i1,i2,i3] = sum_k a[k,i0,i2/r2,i3/r3] * b[k,i1,i2,i3]; an F16 a takes b
+// rounded to F16 (the vec_dot type); products and sums in F32, in index order
+@compute @workgroup_size(64)
+fn k_mul_mat(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = thread(gid, nwg);
+    if (i >= pu(36u)) { return; }
+    let c = coords(0u, i);
+    let r2 = tne(2u, 2u) / tne(1u, 2u);
+    let r3 = tne(2u, 3u) / tne(1u, 3u);
+    let arow = taddr(1u, vec4<u32>(0u, c.x, c.z / r2, c.w / r3));
+    let brow = taddr(2u, vec4<u32>(0u, c.y, c.z, c.w));
+    let half_a = ttype(1u) == T_F16;
+    let na = tnb(1u, 0u); let nb = tnb(2u, 0u);
+    var sum = 0.0;
+    for (var k = 0u; k < tne(1u, 0u); k++) {
+        var b = ldf(2u, brow + k * nb);
+        if (half_a) { b = r16(b); }
+        sum = sum + ldf(1u, arow + k * na) * b;
+    }
+    stf(0u, taddr(0u, c), sum);
+}
+
+// a compensated F32 sum (s, c): s + c carries about 48 bits, standing in for the reference's
+// double-precision sums
+fn two_sum(s: vec2<f32>, x: f32) -> vec2<f32> {
+    let t = s.x + x;
+    let bp = t - s.x;
+    let err = (s.x - (t - bp)) + (x - bp);
+    return vec2<f32>(t, s.y + err);
+}
+
+// NORM (one thread per row): (x - mean) / sqrt(variance + eps), eps = pf(38)
+@compute @workgroup_size(64)
+fn k_norm(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let r = thread(gid, nwg);
+    if (r >= pu(36u)) { return; }
+    let n = tne(1u, 0u);
+    let row = vec4<u32>(0u, r % tne(1u, 1u), (r / tne(1u, 1u)) % tne(1u, 2u), r / (tne(1u, 1u) * tne(1u, 2u)));
+    let a0 = taddr(1u, row); let d0 = taddr(0u, row);
+    let sa = tnb(1u, 0u); let sd = tnb(0u, 0u);
+    var s = vec2<f32>(0.0, 0.0);
+    for (var k = 0u; k < n; k++) { s = two_sum(s, ldf(1u, a0 + k * sa)); }
+    let mean = (s.x + s.y) / f32(n);
+    var q = vec2<f32>(0.0, 0.0);
+    for (var k = 0u; k < n; k++) { let v = ldf(1u, a0 + k * sa) - mean; q = two_sum(q, v * v); }
+    let variance = (q.x + q.y) / f32(n);
+    let scale = 1.0 / sqrt(variance + pf(38u));
+    for (var k = 0u; k < n; k++) { stf(0u, d0 + k * sd, (ldf(1u, a0 + k * sa) - mean) * scale); }
+}
+
+// SOFT_MAX (one thread per row): w = a * scale (+ mask row r mod mask.ne1 when pu(39) != 0);
+// e = F16(exp(F16(w - max))) as rc.8's table; dst = e * (1 / sum e)
+@compute @workgroup_size(64)
+fn k_soft_max(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let r = thread(gid, nwg);
+    if (r >= pu(36u)) { return; }
+    let n = tne(1u, 0u);
+    let scale = pf(38u);
+    let masked = pu(39u) != 0u;
+    let row = vec4<u32>(0u, r % tne(1u, 1u), (r / tne(1u, 1u)) % tne(1u, 2u), r / (tne(1u, 1u) * tne(1u, 2u)));
+    let a0 = taddr(1u, row); let d0 = taddr(0u, row);
+    var m0 = 0u;
+    if (masked) { m0 = taddr(2u, vec4<u32>(0u, r % tne(2u, 1u), 0u, 0u)); }
+    var mx = bitcast<f32>(0xFF800000u);
+    for (var k = 0u; k < n; k++) {
+        var w = ldf(1u, a0 + k * tnb(1u, 0u)) * scale;
+        if (masked) { w = w + ldf(2u, m0 + k * tnb(2u, 0u)); }
+        mx = max(mx, w);
+    }
+    var s = vec2<f32>(0.0, 0.0);
+    for (var k = 0u; k < n; k++) {
+        var w = ldf(1u, a0 + k * tnb(1u, 0u)) * scale;
+        if (masked) { w = w + ldf(2u, m0 + k * tnb(2u, 0u)); }
+        var e = 0.0;
+        if (bitcast<u32>(w) != 0xFF800000u) { e = r16(exp(r16(w - mx))); }
+        s = two_sum(s, e);
+        stf(0u, d0 + k * tnb(0u, 0u), e);
+    }
+    let inv = 1.0 / (s.x + s.y);
+    for (var k = 0u; k < n; k++) {
+        let a = d0 + k * tnb(0u, 0u);
+        stf(0u, a, ldf(0u, a) * inv);
+    }
+}
+
+// GELU (op 0), SILU (op 1) as rc.8's F16 tables: x rounded to F16, the function in F32,
+// the result rounded to F16
+@compute @workgroup_size(64)
+fn k_unary(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = thread(gid, nwg);
+    if (i >= pu(36u)) { return; }
+    let c = coords(0u, i);
+    let x = r16(ldf(1u, taddr(1u, c)));
+    var g: f32;
+    if (pu(37u) == 0u) {
+        // tanh's argument is clamped: |t| >= 10 gives tanh = +-1 in F32, and some drivers
+        // compute tanh through exp, which overflows to inf / inf for large t
+        let t = clamp(0.7978845608028654 * x * (1.0 + 0.044715 * x * x), -10.0, 10.0);
+        g = 0.5 * x * (1.0 + tanh(t));
+    } else {
+        g = x / (1.0 + exp(-x));
+    }
+    stf(0u, taddr(0u, c), r16(g));
+}

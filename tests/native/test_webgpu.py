@@ -1,0 +1,400 @@
+"""The WebGPU device backend (native/src/webgpu.c) on the adapter this machine has (lavapipe in CI).
+
+Where there is no WebGPU (no `wgpu` package, no Vulkan driver) every test here skips with the one
+line `webgpu_init` gives; under CI=true, with the `wgpu` package and Mesa's lavapipe installed, a
+missing adapter fails instead (CI installs both: pip's `wgpu`, apt's `mesa-vulkan-drivers`).
+
+Expected values: the adapter's limits come from the `wgpu` Python package in a subprocess (its own
+instance); bytes moved are checked against a host mirror; kernels against numpy where the spec's
+Tolerances table asks for exact bytes (ADD, MUL, SCALE, the F32 <-> F16 conversions of CORE-50),
+and against the same graph computed by native's CPU backend (the build the suite holds to the
+reference) within the table's bounds otherwise (conformance.approx).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from ggspec.conformance.approx import mul_mat_atol, norm_atol
+from ggspec.native import build, load_lib
+from ggspec.native.webgpu import WebGPUUnavailable, adapter_name, webgpu_init, webgpu_pending, wgpu_library
+from ggspec.reference.types import GGMLType
+
+ffi, lib = load_lib()
+
+F32, F16, I32, I8 = lib.GGSPEC_TYPE_F32, lib.GGSPEC_TYPE_F16, lib.GGSPEC_TYPE_I32, lib.GGSPEC_TYPE_I8
+IN_CI = os.environ.get("CI", "").lower() == "true"
+LAVAPIPE = bool(glob.glob("/usr/share/vulkan/icd.d/lvp_icd*.json"))
+
+
+def test_the_embedded_wgsl_is_current() -> None:
+    with open(build.WGSL_HEADER, encoding="utf-8") as f:
+        assert f.read() == build.wgsl_header_text(), "run python -m ggspec.native.build to regenerate webgpu_wgsl.h"
+
+
+@pytest.fixture(scope="module")
+def gpu() -> Iterator[Any]:
+    try:
+        b = webgpu_init()
+    except WebGPUUnavailable as exc:
+        if IN_CI and wgpu_library() is not None and LAVAPIPE:
+            pytest.fail(f"CI=true, wgpu and lavapipe are installed, but: {exc}")
+        pytest.skip(str(exc))
+    yield b.ptr
+    lib.ggspec_backend_free(b.ptr)
+    b.kill("backend_free")
+
+
+@pytest.fixture(scope="module")
+def limits() -> dict[str, int]:
+    """The adapter's limits as the wgpu package reports them (a process of its own)."""
+    code = "import json, wgpu; a = wgpu.gpu.request_adapter_sync(); print(json.dumps(dict(a.limits)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    if out.returncode != 0:
+        pytest.skip(f"the wgpu package gives no adapter: {out.stderr.strip().splitlines()[-1:]}")
+    return {k: int(v) for k, v in json.loads(out.stdout.strip().splitlines()[-1]).items()}
+
+
+@pytest.fixture
+def noalloc() -> Iterator[Any]:
+    params = ffi.new("struct ggspec_init_params *", {"mem_size": 16 << 20, "no_alloc": True})
+    c = lib.ggspec_init(params[0])
+    yield c
+    lib.ggspec_free(c)
+
+
+def bytes_tensor(ctx: Any, n: int) -> Any:
+    return lib.ggspec_new_tensor_1d(ctx, I8, n)
+
+
+def get(t: Any, offset: int = 0, size: int | None = None) -> bytes:
+    size = lib.ggspec_nbytes(t) - offset if size is None else size
+    out = ffi.new("uint8_t[]", max(size, 1))
+    lib.ggspec_backend_tensor_get(t, out, offset, size)
+    return bytes(out)[:size]
+
+
+def put(t: Any, data: bytes, offset: int = 0) -> None:
+    lib.ggspec_backend_tensor_set(t, data, offset, len(data))
+
+
+# --- the buffer type and buffers ---------------------------------------------------------------
+
+
+def test_the_adapter_and_buffer_type(gpu: Any, limits: dict[str, int], noalloc: Any) -> None:
+    assert adapter_name()
+    buft = lib.ggspec_backend_get_default_buffer_type(gpu)
+    assert buft == lib.ggspec_webgpu_buffer_type(gpu)
+    assert not lib.ggspec_backend_buft_is_host(buft)
+    assert lib.ggspec_backend_buft_get_alignment(buft) == limits["min-storage-buffer-offset-alignment"]
+    cpu = lib.ggspec_backend_cpu_init()
+    try:
+        assert not lib.ggspec_backend_buft_supports_backend(buft, cpu)
+        assert lib.ggspec_backend_buft_supports_backend(buft, gpu)
+        assert not lib.ggspec_backend_buft_supports_backend(lib.ggspec_backend_get_default_buffer_type(cpu), gpu)
+    finally:
+        lib.ggspec_backend_free(cpu)
+    for n, want in ((1, 4), (4, 4), (6, 8), (13, 16)):
+        assert lib.ggspec_backend_buft_get_alloc_size(buft, bytes_tensor(noalloc, n)) == want
+    half = lib.ggspec_new_tensor_1d(noalloc, F16, 3)  # 6 bytes
+    assert lib.ggspec_backend_buft_get_alloc_size(buft, half) == 8
+
+
+def test_a_buffer_past_the_device_limit_is_refused(gpu: Any, limits: dict[str, int]) -> None:
+    most = min(limits["max-buffer-size"], limits["max-storage-buffer-binding-size"], 0xFFFFFFFC)
+    buft = lib.ggspec_webgpu_buffer_type(gpu)
+    assert lib.ggspec_backend_buft_alloc_buffer(buft, most + 4) == ffi.NULL
+
+
+def test_the_base_is_not_host_memory_and_clear_fills(gpu: Any, noalloc: Any) -> None:
+    t = bytes_tensor(noalloc, 37)
+    buf = lib.ggspec_backend_alloc_ctx_tensors(noalloc, gpu)
+    try:
+        assert not lib.ggspec_backend_buffer_is_host(buf)
+        base = lib.ggspec_backend_buffer_get_base(buf)
+        assert base != ffi.NULL and t.data == base
+        # the base is a reservation without access rights: a host read of it faults
+        code = ("import ctypes, mmap, sys; m = mmap.mmap(-1, 4096, prot=mmap.PROT_NONE);"
+                "ctypes.string_at(ctypes.addressof(ctypes.c_char.from_buffer(m)), 1)")
+        assert subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60).returncode != 0
+        for value in (0x00, 0xA5, 0x01):
+            lib.ggspec_backend_buffer_clear(buf, value)
+            assert get(t) == bytes([value]) * 37
+    finally:
+        lib.ggspec_backend_buffer_free(buf)
+
+
+def test_unaligned_set_and_get_are_byte_exact(gpu: Any, noalloc: Any) -> None:
+    n = 203
+    t = bytes_tensor(noalloc, n)
+    buf = lib.ggspec_backend_alloc_ctx_tensors(noalloc, gpu)
+    rng = np.random.default_rng(19)
+    mirror = bytearray(rng.integers(0, 256, n, dtype=np.uint8).tobytes())
+    try:
+        put(t, bytes(mirror))
+        assert get(t) == bytes(mirror)
+        for _ in range(60):
+            off = int(rng.integers(0, n))
+            size = int(rng.integers(0, n - off + 1))
+            data = rng.integers(0, 256, size, dtype=np.uint8).tobytes()
+            put(t, data, off)
+            mirror[off:off + size] = data
+            o2 = int(rng.integers(0, n))
+            s2 = int(rng.integers(0, n - o2 + 1))
+            assert get(t, o2, s2) == bytes(mirror[o2:o2 + s2]), (off, size, o2, s2)
+        assert get(t) == bytes(mirror)
+    finally:
+        lib.ggspec_backend_buffer_free(buf)
+
+
+def test_device_copies_at_unaligned_offsets(gpu: Any, noalloc: Any) -> None:
+    whole = bytes_tensor(noalloc, 64)
+    other = bytes_tensor(noalloc, 64)
+    buf = lib.ggspec_backend_alloc_ctx_tensors(noalloc, gpu)
+    rng = np.random.default_rng(5)
+    try:
+        for src_off, dst_off, n, dst in ((1, 6, 13, whole), (3, 3, 21, other), (0, 40, 8, whole), (8, 12, 16, other),
+                                         (2, 1, 33, other)):
+            start = rng.integers(0, 256, 64, dtype=np.uint8).tobytes()
+            put(whole, start)
+            put(other, start[::-1])
+            src = lib.ggspec_view_1d(noalloc, whole, n, src_off)
+            target = lib.ggspec_view_1d(noalloc, dst, n, dst_off)
+            lib.ggspec_backend_view_init(buf, src)
+            lib.ggspec_backend_view_init(buf, target)
+            expect = bytearray(start if dst == whole else start[::-1])
+            expect[dst_off:dst_off + n] = start[src_off:src_off + n]
+            lib.ggspec_backend_tensor_copy(src, target)
+            assert get(dst) == bytes(expect), (src_off, dst_off, n)
+            # the same through the backend's async copy
+            put(whole, start)
+            put(other, start[::-1])
+            lib.ggspec_backend_tensor_copy_async(gpu, src, target)
+            lib.ggspec_backend_synchronize(gpu)
+            assert get(dst) == bytes(expect), (src_off, dst_off, n)
+    finally:
+        lib.ggspec_backend_buffer_free(buf)
+
+
+def test_async_operations_run_in_submission_order(gpu: Any, noalloc: Any) -> None:
+    t = bytes_tensor(noalloc, 10)
+    buf = lib.ggspec_backend_alloc_ctx_tensors(noalloc, gpu)
+    try:
+        put(t, bytes(10))
+        outs = [ffi.new("uint8_t[10]") for _ in range(4)]
+        lib.ggspec_backend_tensor_set_async(gpu, t, b"\x01\x02\x03", 1, 3)
+        lib.ggspec_backend_tensor_get_async(gpu, t, outs[0], 0, 10)
+        lib.ggspec_backend_tensor_set_async(gpu, t, b"\x09" * 10, 0, 10)
+        lib.ggspec_backend_tensor_get_async(gpu, t, outs[1], 0, 10)
+        lib.ggspec_backend_tensor_set_async(gpu, t, b"\x07\x07", 5, 2)
+        lib.ggspec_backend_tensor_get_async(gpu, t, outs[2] + 3, 3, 5)
+        assert webgpu_pending(Backend_of(gpu)) == 3
+        lib.ggspec_backend_synchronize(gpu)
+        assert webgpu_pending(Backend_of(gpu)) == 0
+        assert bytes(outs[0]) == b"\x00\x01\x02\x03" + bytes(6)
+        assert bytes(outs[1]) == b"\x09" * 10
+        assert bytes(outs[2]) == bytes(3) + b"\x09\x09\x07\x07\x09" + bytes(2)
+    finally:
+        lib.ggspec_backend_buffer_free(buf)
+
+
+def Backend_of(ptr: Any) -> Any:  # noqa: N802 - the wrapper's handle of a raw backend pointer
+    from ggspec.native._lib import Backend
+
+    found = Backend.wrap(ptr)
+    assert found is not None
+    return found
+
+
+# --- kernels -----------------------------------------------------------------------------------
+
+Builder = Callable[[Any, list[Any]], Any]
+
+
+def _run(backend: Any, build_graph: Builder, inputs: list[tuple[int, np.ndarray]], out_dtype: Any,
+         on_gpu: bool) -> np.ndarray:
+    """Build the graph in a no_alloc context, put its tensors in a buffer of `backend`, write the
+    inputs, compute, read the output (numpy shape (ne3, ne2, ne1, ne0) of a contiguous result)."""
+    params = ffi.new("struct ggspec_init_params *", {"mem_size": 16 << 20, "no_alloc": True})
+    ctx = lib.ggspec_init(params[0])
+    buf = ffi.NULL
+    try:
+        ts = []
+        for type_, arr in inputs:
+            ne = list(arr.shape[::-1])
+            ts.append(getattr(lib, f"ggspec_new_tensor_{len(ne)}d")(ctx, type_, *ne))
+        out = build_graph(ctx, ts)
+        g = lib.ggspec_new_graph(ctx)
+        lib.ggspec_build_forward_expand(g, out)
+        buf = lib.ggspec_backend_alloc_ctx_tensors(ctx, backend)
+        assert buf != ffi.NULL
+        assert bool(lib.ggspec_backend_buffer_is_host(buf)) != on_gpu
+        for t, (_, arr) in zip(ts, inputs, strict=True):
+            data = np.ascontiguousarray(arr).tobytes()
+            lib.ggspec_backend_tensor_set(t, data, 0, len(data))
+        for i in range(g.n_nodes):
+            assert lib.ggspec_backend_supports_op(backend, g.nodes[i]), ffi.string(g.nodes[i].name)
+        assert lib.ggspec_backend_graph_compute(backend, g)
+        lib.ggspec_backend_synchronize(backend)
+        n = lib.ggspec_nbytes(out)
+        got = ffi.new("uint8_t[]", n)
+        lib.ggspec_backend_tensor_get(out, got, 0, n)
+        shape = [int(x) for x in out.ne][::-1]
+        return np.frombuffer(bytes(got), dtype=out_dtype).reshape(shape)
+    finally:
+        if buf != ffi.NULL:
+            lib.ggspec_backend_buffer_free(buf)
+        lib.ggspec_free(ctx)
+
+
+def both(gpu: Any, build_graph: Builder, inputs: list[tuple[int, np.ndarray]],
+         out_dtype: Any = np.float32) -> tuple[np.ndarray, np.ndarray]:
+    """(WebGPU result, native CPU result) of one graph."""
+    cpu = lib.ggspec_backend_cpu_init()
+    try:
+        expect = _run(cpu, build_graph, inputs, out_dtype, on_gpu=False)
+    finally:
+        lib.ggspec_backend_free(cpu)
+    return _run(gpu, build_graph, inputs, out_dtype, on_gpu=True), expect
+
+
+rng = np.random.default_rng(20261201)
+
+
+def randn(*shape: int, scale: float = 2.0) -> np.ndarray:
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def test_add_mul_scale_are_exact(gpu: Any) -> None:
+    a, b = randn(2, 3, 5, 33), randn(1, 3, 1, 33)
+    got, cpu = both(gpu, lambda c, t: lib.ggspec_add(c, t[0], t[1]), [(F32, a), (F32, b)])
+    assert got.tobytes() == (a + b).astype(np.float32).tobytes() == cpu.tobytes()
+    got, cpu = both(gpu, lambda c, t: lib.ggspec_mul(c, t[0], t[1]), [(F32, a), (F32, b)])
+    assert got.tobytes() == (a * b).astype(np.float32).tobytes() == cpu.tobytes()
+    got, cpu = both(gpu, lambda c, t: lib.ggspec_scale(c, t[0], 0.37), [(F32, a)])
+    assert got.tobytes() == (a * np.float32(0.37)).tobytes() == cpu.tobytes()
+    # ADD of F16 operands: one F32 addition, rounded to F16
+    h, h1 = randn(4, 40).astype(np.float16), randn(4, 40).astype(np.float16)  # the CPU adds F16 of one shape only
+    got, cpu = both(gpu, lambda c, t: lib.ggspec_add(c, t[0], t[1]), [(F16, h), (F16, h1)], np.float16)
+    want = (h.astype(np.float32) + h1.astype(np.float32)).astype(np.float16)
+    assert got.tobytes() == want.tobytes() == cpu.tobytes()
+
+
+def _halves_and_edges() -> np.ndarray:
+    """F32 values that stress CORE-50: every tie class, subnormal halves, overflow, NaN, -0."""
+    ties = np.arange(0, 1 << 16, 7, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        up = np.nextafter(ties, np.float32(np.inf))
+    mid = (ties.view(np.uint32) + np.uint32(0x1000)).view(np.float32)  # halfway to the next half
+    special = np.array([0.0, -0.0, 65504.0, 65519.99, 65520.0, 1e9, -1e9, 2.0**-24, 2.0**-25, 2.0**-25 * 1.5,
+                        2.0**-26, 5.9604645e-08, 6.1035156e-05, np.inf, -np.inf], dtype=np.float32)
+    nans = np.array([0x7FC00000, 0xFFC00001, 0x7F800001, 0x7FBFFFFF], dtype=np.uint32).view(np.float32)
+    vals = np.concatenate([ties, up, mid, special, nans])
+    return vals[np.isfinite(vals) | np.isnan(vals) | np.isinf(vals)].astype(np.float32)
+
+
+def _rne_f16_bits(x: np.ndarray) -> np.ndarray:
+    """CORE-50's F32 -> F16 bits: numpy's conversion (round to nearest even), NaN -> 0x7E00 | sign."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        bits = x.astype(np.float16).view(np.uint16).copy()
+    nan = np.isnan(x)
+    bits[nan] = 0x7E00 | ((x[nan].view(np.uint32) >> 16) & 0x8000).astype(np.uint16)
+    return bits
+
+
+def test_cpy_f32_f16_conversions_are_exact(gpu: Any) -> None:
+    x = _halves_and_edges()
+    x = np.concatenate([x, np.zeros((-len(x)) % 64, np.float32)]).reshape(-1, 64)
+    got, cpu = both(gpu, lambda c, t: lib.ggspec_cpy(c, t[0], lib.ggspec_new_tensor_2d(c, F16, 64, t[0].ne[1])),
+                    [(F32, x)], np.uint16)
+    want = _rne_f16_bits(x).reshape(got.shape)
+    assert np.array_equal(got, want), np.argwhere(got != want)[:5]
+    assert np.array_equal(cpu, want)
+    # F16 -> F32, every half
+    h = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).reshape(-1, 256)
+    got, _ = both(gpu, lambda c, t: lib.ggspec_cpy(c, t[0], lib.ggspec_new_tensor_2d(c, F32, 256, t[0].ne[1])),
+                  [(F16, h.view(np.float16))], np.uint32)
+    want32 = h.view(np.float16).astype(np.float32).view(np.uint32).reshape(got.shape)
+    finite = ~np.isnan(h.view(np.float16)).reshape(got.shape)
+    assert np.array_equal(got[finite], want32[finite])
+    # NaN halves keep sign and payload, widened (rc.8's portable conversion)
+    hn = h.reshape(got.shape)[~finite].astype(np.uint32)
+    assert np.array_equal(got[~finite], ((hn & 0x8000) << 16) | 0x7F800000 | ((hn & 0x3FF) << 13))
+
+
+def test_cont_dup_of_strided_views_move_bits(gpu: Any) -> None:
+    a = randn(3, 4, 6)
+    got, cpu = both(gpu, lambda c, t: lib.ggspec_cont(c, lib.ggspec_transpose(c, t[0])), [(F32, a)])
+    assert got.tobytes() == np.ascontiguousarray(a.transpose(0, 2, 1)).tobytes() == cpu.tobytes()
+    got, cpu = both(gpu, lambda c, t: lib.ggspec_cont(c, lib.ggspec_permute(c, t[0], 2, 0, 1, 3)), [(F32, a)])
+    assert got.tobytes() == cpu.tobytes()
+    h = randn(5, 7).astype(np.float16)
+    got, cpu = both(gpu, lambda c, t: lib.ggspec_cont(c, lib.ggspec_transpose(c, t[0])), [(F16, h)], np.float16)
+    assert got.tobytes() == np.ascontiguousarray(h.T).tobytes() == cpu.tobytes()
+    i = rng.integers(-2**31, 2**31, (4, 9), dtype=np.int64).astype(np.int32)
+    got, cpu = both(gpu, lambda c, t: lib.ggspec_dup(c, t[0]), [(I32, i)], np.int32)
+    assert got.tobytes() == i.tobytes() == cpu.tobytes()
+
+
+@pytest.mark.parametrize("a_type", [F32, F16])
+def test_mul_mat_within_the_bound(gpu: Any, a_type: int) -> None:
+    k = 67
+    a, b = randn(2, 1, 9, k), randn(2, 3, 5, k)
+    a_in = a.astype(np.float16) if a_type == F16 else a
+    got, cpu = both(gpu, lambda c, t: lib.ggspec_mul_mat(c, t[0], t[1]), [(a_type, a_in), (F32, b)])
+    a_vals = a_in.astype(np.float32)
+    b_prime = b.astype(np.float16).astype(np.float32) if a_type == F16 else b
+    exact = np.einsum("xyik,xzjk->xzji", a_vals.astype(np.float64), b_prime.astype(np.float64))
+    bound = mul_mat_atol(GGMLType(int(a_type)), a_vals, b_prime)
+    assert got.shape == exact.shape == bound.shape
+    assert np.all(np.abs(got - exact) <= bound)
+    assert np.all(np.abs(cpu - exact) <= bound)
+
+
+def test_norm_within_the_bound(gpu: Any) -> None:
+    x = randn(2, 3, 47) + np.float32(3.0)
+    eps = 1e-5
+    got, cpu = both(gpu, lambda c, t: lib.ggspec_norm(c, t[0], eps), [(F32, x)])
+    x4 = x.reshape(1, 2, 3, 47)
+    bound = norm_atol(x4, cpu, eps)
+    assert np.all(np.abs(got.astype(np.float64) - cpu) <= 2 * bound)
+
+
+def test_soft_max_within_the_bound(gpu: Any) -> None:
+    x = randn(3, 4, 29, scale=4.0)
+    mask = randn(4, 29)
+    mask[:, ::5] = -np.inf
+    got, cpu = both(gpu, lambda c, t: lib.ggspec_soft_max_ext(c, t[0], t[1], 0.5), [(F32, x), (F32, mask)])
+    assert np.all(np.abs(got.astype(np.float64) - cpu) <= 2.0**-10 * np.abs(cpu) + 2.0**-24)
+    assert np.all(got[..., ::5] == 0)
+    got, cpu = both(gpu, lambda c, t: lib.ggspec_soft_max(c, t[0]), [(F32, x)])
+    assert np.all(np.abs(got.astype(np.float64) - cpu) <= 2.0**-10 * np.abs(cpu) + 2.0**-24)
+
+
+@pytest.mark.parametrize("name", ["gelu", "silu"])
+def test_gelu_silu_within_the_bound(gpu: Any, name: str) -> None:
+    x = np.concatenate([randn(3, 64, scale=3.0).ravel(), np.array([0.0, -0.0, 255.9, -256.0, 20.0, -20.0])])
+    x = np.concatenate([x, np.zeros((-len(x)) % 2, np.float32)]).astype(np.float32).reshape(2, -1)
+    fn = getattr(lib, f"ggspec_{name}")
+    got, cpu = both(gpu, lambda c, t: fn(c, t[0]), [(F32, x)])
+    bound = 2.0**-9 * (np.abs(cpu) + np.abs(x.reshape(cpu.shape))) + 2.0**-24
+    assert np.all(np.abs(got.astype(np.float64) - cpu) <= bound)
+    # every result is an F16 value (the table's)
+    assert np.array_equal(got.astype(np.float16).astype(np.float32), got)
+
+
+def test_supports_op_refuses_what_has_no_kernel(gpu: Any, noalloc: Any) -> None:
+    a = lib.ggspec_new_tensor_2d(noalloc, F32, 32, 4)
+    q = lib.ggspec_new_tensor_2d(noalloc, lib.GGSPEC_TYPE_Q4_0, 32, 4)
+    assert lib.ggspec_backend_supports_op(gpu, lib.ggspec_add(noalloc, a, a))
+    assert not lib.ggspec_backend_supports_op(gpu, lib.ggspec_mul_mat(noalloc, q, a))  # no Q4_0 kernel
+    rows = lib.ggspec_new_tensor_1d(noalloc, I32, 2)
+    assert not lib.ggspec_backend_supports_op(gpu, lib.ggspec_get_rows(noalloc, a, rows))
