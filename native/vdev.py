@@ -17,6 +17,7 @@ def vdev_init(params: VDevParams | None = None) -> Backend:
         raise TypeError(f"params must be VDevParams, got {type(params).__name__}")
     integer(params.alignment, "alignment", 1, SIZE_MAX)
     integer(params.alloc_pad, "alloc_pad", 0, SIZE_MAX)
+    integer(params.base_offset, "base_offset", 0, 1 << 20)
     if not isinstance(params.name, str):
         raise TypeError(f"name must be a str, got {type(params.name).__name__}")
     name = ffi.new("char[]", params.name.encode())
@@ -26,6 +27,7 @@ def vdev_init(params: VDevParams | None = None) -> Backend:
         "async_entries": bool(params.async_entries), "buffer_cpy_tensor": bool(params.buffer_cpy_tensor),
         "cpy_tensor_async": bool(params.cpy_tensor_async), "alloc_pad": params.alloc_pad,
         "ops_mask": [mask & (2**64 - 1), mask >> 64], "compute_fails": bool(params.compute_fails),
+        "base_offset": params.base_offset,
     })
     b = Backend.wrap(lib.ggspec_vdev_init(p))
     if b is None:

@@ -54,6 +54,9 @@ class VDevParams:
     ops: frozenset[Op] = ALL_OPS
     #: graph_compute computes the graph as always, then returns false (a backend reporting failure)
     compute_fails: bool = False
+    #: a buffer's base lies this many bytes past a page boundary (4096): with an alignment that
+    #: does not divide it, every base is misaligned by the same amount
+    base_offset: int = 0
 
     def __repr__(self) -> str:
         """Valid Python (with `from ggspec.reference.vdev import *`), so reproducers can be pasted."""
@@ -62,7 +65,8 @@ class VDevParams:
             f"VDevParams(name={self.name!r}, alignment={self.alignment}, lazy={self.lazy}, "
             f"async_entries={self.async_entries}, buffer_cpy_tensor={self.buffer_cpy_tensor}, "
             f"cpy_tensor_async={self.cpy_tensor_async}, alloc_pad={self.alloc_pad}, ops={ops}"
-            + (", compute_fails=True)" if self.compute_fails else ")")
+            + (", compute_fails=True" if self.compute_fails else "")
+            + (f", base_offset={self.base_offset})" if self.base_offset else ")")
         )
 
 
@@ -104,6 +108,8 @@ class DeviceBuffer:
     device: Device
     region: Region  # a device region: the host cannot read it
     index: int = 0  # buffer#index of its device
+    skip: int = 0  # the buffer's bytes start this far into the region (VDevParams.base_offset)
+    size: int = 0
     init_tensor_calls: int = 0
     reset_calls: int = 0
 
@@ -137,13 +143,13 @@ def _dbuf(buffer: Buffer) -> DeviceBuffer:
 
 def _span(buffer: Buffer, tensor: Tensor, offset: int, size: int) -> int:
     """Offset in the buffer's storage of `tensor->data + offset`; outside the buffer is a fault."""
-    region = _dbuf(buffer).region
+    dbuf = _dbuf(buffer)
     if tensor.data is None:
         undefined("TDATA-4", "device access through a NULL data pointer")
-    start = tensor.data + offset - region.base
-    if start < 0 or start + size > region.size:
-        undefined("TDATA-4", f"device access [{start}, {start + size}) outside a buffer of {region.size} bytes")
-    return start
+    start = tensor.data + offset - (dbuf.region.base + dbuf.skip)
+    if start < 0 or start + size > dbuf.size:
+        undefined("TDATA-4", f"device access [{start}, {start + size}) outside a buffer of {dbuf.size} bytes")
+    return dbuf.skip + start
 
 
 def _device_write(buffer: Buffer, tensor: Tensor, data: int, offset: int, size: int) -> None:
@@ -188,7 +194,7 @@ def _buffer_free(buffer: Buffer) -> None:
 
 def _buffer_get_base(buffer: Buffer) -> int:
     _dbuf(buffer).note("get_base")
-    return _dbuf(buffer).region.base
+    return _dbuf(buffer).region.base + _dbuf(buffer).skip
 
 
 def _buffer_init_tensor(buffer: Buffer, tensor: Tensor) -> None:
@@ -223,7 +229,7 @@ def _buffer_clear(buffer: Buffer, value: int) -> None:
     dbuf = _dbuf(buffer)
     dbuf.note("clear", value)
     dbuf.device.drain()
-    dbuf.region.data[:] = bytes([value]) * dbuf.region.size
+    dbuf.region.data[dbuf.skip :] = bytes([value]) * dbuf.size
 
 
 def _buffer_reset(buffer: Buffer) -> None:
@@ -250,7 +256,8 @@ def _buft_alloc_buffer(buft: BufferType, size: int) -> Buffer:
     device.note(f"alloc_buffer buft {size}")
     if size > device.world.host_limit:  # the model has no NULL buffer: refuse what the device cannot hold
         raise ValueError(f"{device.params.name} cannot allocate {size} bytes (native/'s device returns NULL)")
-    region = device.world.memory.map(size, host=False, label=f"{device.params.name} buffer")
+    skip = device.params.base_offset
+    region = device.world.memory.map(skip + size, host=False, label=f"{device.params.name} buffer")
     device.regions.add(region.base)
     iface = BufferInterface(
         get_name=_buffer_name,
@@ -264,7 +271,8 @@ def _buft_alloc_buffer(buft: BufferType, size: int) -> Buffer:
         reset=_buffer_reset,
     )
     device.n_buffers += 1
-    return buffer_init(device.world, buft, iface, DeviceBuffer(device, region, device.n_buffers - 1), size)
+    return buffer_init(device.world, buft, iface, DeviceBuffer(device, region, device.n_buffers - 1, skip, size),
+                       size)
 
 
 def _buft_get_alignment(buft: BufferType) -> int:
@@ -356,7 +364,7 @@ def _supports_op(backend: Backend, op: Tensor) -> bool:
 def vdev_init(world: World, params: VDevParams | None = None) -> Backend:
     """A new virtual device with its own buffer type, and a backend for it."""
     params = params or VDevParams()
-    if params.alignment < 1 or params.alloc_pad < 0:
+    if params.alignment < 1 or params.alloc_pad < 0 or params.base_offset < 0:
         raise ValueError(f"alignment must be >= 1 and alloc_pad >= 0, got {params}")
     device = Device(world, params)
     device.buft = BufferType(
@@ -415,7 +423,8 @@ def vdev_pending(backend: Backend) -> int:
 @checked
 def vdev_read(buffer: Buffer, offset: int, size: int) -> bytes:
     """Test hook: the raw bytes of a device buffer's storage (no draining)."""
-    return bytes(_dbuf(buffer).region.data[offset : offset + size])
+    d = _dbuf(buffer)
+    return bytes(d.region.data[d.skip + offset : d.skip + offset + size])
 
 
 @checked

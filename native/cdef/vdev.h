@@ -10,6 +10,7 @@ struct ggspec_vdev_params {
     size_t alloc_pad;
     uint64_t ops_mask[2];
     bool compute_fails;
+    size_t base_offset;
 };
 
 ggspec_backend_t             ggspec_vdev_init(const struct ggspec_vdev_params * p);

@@ -37,6 +37,7 @@ struct ggspec_vdev_params {
     size_t       alloc_pad;         /* 0: no get_alloc_size entry; else pad nbytes to this */
     uint64_t     ops_mask[2];       /* supports_op: bit `op` of this 128-bit mask */
     bool         compute_fails;     /* graph_compute computes, then returns false */
+    size_t       base_offset;       /* a buffer's base lies this many bytes past a page boundary */
 };
 
 /* a new device with its own buffer type, and a backend for it */

@@ -100,7 +100,8 @@ struct vdev_device {
 struct vdev_buffer {
     struct vdev_device * dev;
     unsigned char *      storage;  /* the bytes */
-    void *               base;     /* the inaccessible reservation addresses are taken from */
+    void *               map;      /* the inaccessible reservation addresses are taken from */
+    char *               base;     /* what get_base returns: map + params.base_offset */
     size_t               map_len;
     size_t               size;
     size_t               init_tensor_calls;
@@ -265,7 +266,7 @@ static void vdev_buffer_free(buffer_t buffer) {
         drain(dev);
     }
     free(vb->storage);
-    munmap(vb->base, vb->map_len);
+    munmap(vb->map, vb->map_len);
     free(vb);
 }
 
@@ -344,12 +345,12 @@ static buffer_t vdev_buft_alloc_buffer(buft_t buft, size_t size) {
     struct vdev_device * dev = buft->context;
     vlog(dev, "alloc_buffer buft %zu", size);
     const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    const size_t bytes = size > 0 ? size : 1;
+    const size_t bytes = (size > 0 ? size : 1) + dev->params.base_offset;
 
     struct vdev_buffer * vb = calloc(1, sizeof(*vb));
     unsigned char * storage = calloc(1, bytes);
     const size_t map_len = (bytes + page - 1) / page * page;
-    void * base = map_len >= bytes
+    void * base = map_len >= bytes && bytes > dev->params.base_offset
         ? mmap(NULL, map_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
         : MAP_FAILED;
     if (vb == NULL || storage == NULL || base == MAP_FAILED) {
@@ -364,7 +365,8 @@ static buffer_t vdev_buft_alloc_buffer(buft_t buft, size_t size) {
     }
 
     *vb = (struct vdev_buffer) {
-        .dev = dev, .storage = storage, .base = base, .map_len = map_len, .size = size,
+        .dev = dev, .storage = storage, .map = base, .base = (char *)base + dev->params.base_offset,
+        .map_len = map_len, .size = size,
         .init_tensor_calls = 0, .reset_calls = 0, .index = dev->n_buffers++,
     };
 

@@ -92,3 +92,16 @@ def test_a_long_log_keeps_every_entry() -> None:
     assert len(log) == 3001 and log[1] == "clear buffer#0 0" and log[-1] == f"clear buffer#0 {2999 % 256}"
     nbuf.buffer_free(buf)
     nv.vdev_log_clear(buft)
+
+
+def test_base_offset_misaligns_every_base_by_the_same_amount() -> None:
+    """VDevParams.base_offset: a buffer's base lies that many bytes past a page boundary, on both sides."""
+    p = rv.VDevParams(name="Odd", alignment=64, base_offset=16)
+    nbuffer = nbuf.buft_alloc_buffer(nv.vdev_buffer_type(nv.vdev_init(p)), 100)
+    world = World(Profile.RC8)
+    rbuffer = rbuf.buft_alloc_buffer(rv.vdev_buffer_type(rv.vdev_init(world, p)), 100)
+    assert nbuf.buffer_get_base(nbuffer) % 4096 == 16 == rbuf.buffer_get_base(rbuffer) % 4096
+    nbuf.buffer_clear(nbuffer, 5)
+    rbuf.buffer_clear(rbuffer, 5)
+    assert nv.vdev_read(nbuffer, 0, 100) == bytes([5]) * 100 == rv.vdev_read(rbuffer, 0, 100)
+    nbuf.buffer_free(nbuffer)
