@@ -896,6 +896,8 @@ struct wg_binding {
 static bool bind_tensor(struct wg_device * dev, struct wg_binding * b, int k, const tensor_t * t) {
     struct wg_buffer * wb = tensor_wg_buffer(t);
     if (wb == NULL || wb->dev != dev || t->data == NULL) {
+        fprintf(stderr, "ggspec webgpu: graph_compute: tensor %s is %s\n", t->name,
+                t->data == NULL ? "not allocated" : "not in a buffer of this device");
         return false;
     }
     int slot = -1;
@@ -1000,8 +1002,7 @@ static bool wg_graph_compute(backend_t backend, cgraph_t * cgraph) {
             continue;
         }
         if (!encode_node(dev, pass, node)) {
-            fprintf(stderr, "ggspec webgpu: graph_compute: node %d (%s) has a tensor outside this device\n", i,
-                    node->name);
+            fprintf(stderr, "ggspec webgpu: graph_compute: node %d (%s) cannot be computed here\n", i, node->name);
             ok = false;
         }
     }
