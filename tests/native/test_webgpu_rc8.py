@@ -21,7 +21,6 @@ import numpy as np
 import pytest
 from ggspec.native import build
 from ggspec.native.webgpu import wgpu_library
-
 from test_webgpu import IN_CI, LAVAPIPE
 
 _NATIVE = Path(build.HERE)
