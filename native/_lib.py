@@ -12,12 +12,14 @@ reference model's error for the same misuse, before any C code could read freed 
 
 `TensorView` shows a native tensor to the reference model's assert checks (reference.tdata.check_*),
 so the wrapper refuses misuse with the same SpecViolation the reference raises, instead of letting
-the C code abort the process.
+the C code abort the process. An allocation that cannot succeed is refused the same way, before the
+call (`host_alloc_limit`): ValueError for a context's pool, SpecViolation CPU-5 for a CPU buffer.
 """
 
 from __future__ import annotations
 
 import operator
+import os
 from collections.abc import Sequence
 from typing import Any, ClassVar, TypeVar
 
@@ -32,9 +34,34 @@ CData = Any  # a cffi pointer
 
 SIZE_MAX = 2**64 - 1
 INT64_MAX = 2**63 - 1
-#: the largest host allocation the wrapper lets reach malloc, as the reference's World.host_limit
-#: (a larger one is refused with CPU-5, the assert rc.8 aborts with when malloc fails)
+#: the reference's World.host_limit: the largest host allocation the model lets succeed
 HOST_LIMIT = 2**40
+
+
+def host_alloc_limit() -> int:
+    """The largest host allocation the wrapper lets reach the C code, in bytes.
+
+    The wrapper promises a typed error, before the call, for an allocation that cannot succeed,
+    where rc.8 (and native/src, which keeps its behaviour) aborts when malloc returns NULL
+    (CPU-5, "ctx->mem_buffer != NULL"). It cannot know what malloc will do, so it refuses what
+    is larger than the smallest of: the reference's host limit (2**40), this machine's physical
+    memory, and the process's address-space limit (RLIMIT_AS). Below that an allocation may
+    still fail (memory in use elsewhere, a stricter overcommit policy): that is rc.8's abort.
+    """
+    limit = HOST_LIMIT
+    try:
+        limit = min(limit, os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):  # no sysconf, or no such name here
+        pass
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            limit = min(limit, soft)
+    except (ImportError, ValueError, OSError):
+        pass
+    return limit
 
 
 def address(ptr: CData) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ggspec.reference.buffer import BufferUsage
 from ggspec.reference.clauses import require
 
-from ._lib import HOST_LIMIT, SIZE_MAX, Buffer, BufferType, CData, Tensor, arg, ffi, lib, ptr, size_t
+from ._lib import SIZE_MAX, Buffer, BufferType, CData, Tensor, arg, ffi, host_alloc_limit, lib, ptr, size_t
 
 #: CPU-4: the CPU buffer type allocates this many bytes more than asked
 CPU_PAD = 64
@@ -25,10 +25,12 @@ def is_cpu_buft(b: CData) -> bool:
 
 def check_alloc(b: CData, size: int) -> None:
     """BUFT-7 (profile fixed): a CPU allocation whose padded size would wrap is refused (rc.8
-    would allocate a few bytes instead); so is one above the host limit (CPU-5)."""
+    would allocate a few bytes instead). CPU-5: so is one that cannot succeed, whose size + 64
+    bytes is above `host_alloc_limit()` (2**40, or this machine's memory where less), with the
+    SpecViolation of the assert rc.8 aborts with, before any C call."""
     if is_cpu_buft(b):
         require(size <= SIZE_MAX - CPU_PAD, "BUFT-7")
-        require(size + CPU_PAD <= HOST_LIMIT, "CPU-5")
+        require(size + CPU_PAD <= host_alloc_limit(), "CPU-5")
 
 
 def new_buffer(raw: CData) -> Buffer | None:
@@ -37,7 +39,8 @@ def new_buffer(raw: CData) -> Buffer | None:
 
 
 def buft_alloc_buffer(buft: BufferType, size: int) -> Buffer | None:
-    """BUFT-2: a new buffer, or None where the type reports a failure (a device out of memory)."""
+    """BUFT-2: a new buffer, or None where the type reports a failure (a device out of memory).
+    A CPU buffer that cannot be allocated raises SpecViolation CPU-5 instead (`check_alloc`)."""
     b = ptr(buft, BufferType, "buft", "BUFT-2")
     size = size_t(size)
     check_alloc(b, size)

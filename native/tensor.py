@@ -13,7 +13,7 @@ from ggspec.reference.clauses import require
 from ggspec.reference.tensor import nbytes as ref_nbytes
 from ggspec.reference.types import MAX_DIMS, GGMLType, row_size
 
-from ._lib import HOST_LIMIT, INT64_MAX, SIZE_MAX, Context, Tensor, TensorView, arg, ffi, integer, lib, ptr, size_t, text
+from ._lib import INT64_MAX, SIZE_MAX, Context, Tensor, TensorView, arg, ffi, host_alloc_limit, integer, lib, ptr, size_t, text
 
 MEM_ALIGN = 16
 
@@ -25,15 +25,18 @@ def _pad(n: int) -> int:
 def init(mem_size: int = 16 << 20, no_alloc: bool = True) -> Context:
     """A new context (`ggspec_init`) with a pool of `mem_size` bytes; free it with `free`.
 
-    A pool larger than the host limit is refused (ValueError) rather than left to the C code,
-    which aborts when the allocation fails and whose padding of a size near SIZE_MAX would wrap.
+    A pool that cannot be allocated, padded to 16 bytes larger than `host_alloc_limit()` (2**40,
+    or this machine's memory where less), is refused with ValueError before the call, rather than
+    left to the C code, which aborts when the allocation fails ("ctx->mem_buffer != NULL") and
+    whose padding of a size near SIZE_MAX would wrap.
     """
     mem_size = size_t(mem_size, "mem_size")
     if not isinstance(no_alloc, bool):
         raise TypeError(f"no_alloc must be a bool, got {type(no_alloc).__name__}")
     padded = _pad(mem_size or MEM_ALIGN)
-    if padded > HOST_LIMIT:
-        raise ValueError(f"mem_size {mem_size} is more than the host can allocate ({HOST_LIMIT} bytes)")
+    limit = host_alloc_limit()
+    if padded > limit:
+        raise ValueError(f"mem_size {mem_size} is more than the host can allocate ({limit} bytes)")
     params = ffi.new("struct ggspec_init_params *", {"mem_size": mem_size, "mem_buffer": ffi.NULL, "no_alloc": no_alloc})
     ctx = Context.wrap(lib.ggspec_init(params[0]))
     if ctx is None:
