@@ -828,6 +828,8 @@ static bool is_noop(const tensor_t * t) {
            t->op == VDU(OP_PERMUTE) || t->op == VDU(OP_TRANSPOSE);
 }
 
+#define T_Q4_0 VDU(TYPE_Q4_0)
+
 static bool is_float(enum VD(type) t) {
     return t == T_F32 || t == T_F16;
 }
@@ -839,8 +841,8 @@ static bool fits(const tensor_t * t) {
     if (total < 0 || total > 0x7FFFFFFF) return false;
     for (int d = 0; d < 4; d++) {
         if (t->ne[d] <= 0 || t->nb[d] > 0xFFFFFFFFu) return false;
-        if (t->type != T_F16 && t->nb[d] % 4 != 0) return false;
-        if (t->type == T_F16 && t->nb[d] % 2 != 0) return false;
+        if ((t->type == T_F32 || t->type == T_I32) && t->nb[d] % 4 != 0) return false;
+        if (t->nb[d] % 2 != 0) return false;
     }
     return true;
 }
@@ -867,9 +869,10 @@ static bool wg_supports_op(backend_t backend, const tensor_t * op) {
             return b != NULL && a->type == T_F32 && b->type == T_F32 && op->type == T_F32;
         case VDU(OP_SCALE):
             return a->type == T_F32 && op->type == T_F32 && b == NULL;
-        case VDU(OP_MUL_MAT):
-            return b != NULL && is_float(a->type) && b->type == T_F32 && op->type == T_F32 &&
-                   b->ne[2] % a->ne[2] == 0 && b->ne[3] % a->ne[3] == 0;
+        case VDU(OP_MUL_MAT): /* Q4_0: whole adjacent blocks, b quantized to Q8_0 by the kernel */
+            return b != NULL && b->type == T_F32 && op->type == T_F32 && b->ne[2] % a->ne[2] == 0 &&
+                   b->ne[3] % a->ne[3] == 0 &&
+                   (is_float(a->type) || (a->type == T_Q4_0 && a->ne[0] % 32 == 0 && a->nb[0] == 18));
         case VDU(OP_NORM):
             return a->type == T_F32 && op->type == T_F32;
         case VDU(OP_SOFT_MAX):

@@ -20,6 +20,7 @@
 
 const T_F32: u32 = 0u;
 const T_F16: u32 = 1u;
+const T_Q4_0: u32 = 2u;
 
 fn pu(i: u32) -> u32 { return P[i / 4u][i % 4u]; }
 fn pf(i: u32) -> f32 { return bitcast<f32>(pu(i)); }
@@ -109,6 +110,7 @@ fn h2f(h: u32) -> u32 {
     return sign | ((e + 112u) << 23u) | (m << 13u);
 }
 
+fn ld8(s: u32, a: u32) -> u32 { return (ldw(s, a / 4u) >> ((a & 3u) * 8u)) & 0xFFu; }
 fn ld16(s: u32, a: u32) -> u32 { return (ldw(s, a / 4u) >> ((a & 2u) * 8u)) & 0xFFFFu; }
 fn st16(s: u32, a: u32, h: u32) {
     let sh = (a & 2u) * 8u;
@@ -195,12 +197,56 @@ fn k_mul_mat(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     let half_a = ttype(1u) == T_F16;
     let na = tnb(1u, 0u); let nb = tnb(2u, 0u);
     var sum = 0.0;
+    if (ttype(1u) == T_Q4_0) {
+        stf(0u, taddr(0u, c), dot_q4_0_q8_0(arow, brow, nb));
+        return;
+    }
     for (var k = 0u; k < tne(1u, 0u); k++) {
         var b = ldf(2u, brow + k * nb);
         if (half_a) { b = r16(b); }
         sum = sum + ldf(1u, arow + k * na) * b;
     }
     stf(0u, taddr(0u, c), sum);
+}
+
+// roundf: to nearest, halves away from zero (WGSL's round() takes halves to even)
+fn round_away(v: f32) -> f32 {
+    let t = trunc(v);
+    if (abs(v - t) >= 0.5) { return t + sign(v); }
+    return t;
+}
+
+// a Q4_0 row of a (blocks from byte arow) with the F32 row of b (from brow, stride nb), b
+// quantized block by block to Q8_0 here as the reference does (CORE-74: d = amax / 127,
+// id = 1 / d, q = roundf(x * id), d stored as F16); per block the exact integer sum s, then
+// sum += (s * d_a) * d_b in F32, in block order (CORE-76). The divisions are WGSL's `/`: exact
+// on lavapipe (LLVM's fdiv); WGSL allows 2.5 ulp, which would change d on such a driver.
+fn dot_q4_0_q8_0(arow: u32, brow: u32, nb: u32) -> f32 {
+    let sa = tslot(1u);
+    let nblocks = tne(1u, 0u) / 32u;
+    var sum = 0.0;
+    for (var ib = 0u; ib < nblocks; ib++) {
+        let blk = arow + ib * 18u;
+        let d_a = bitcast<f32>(h2f(ld16(sa, blk)));
+        let b0 = brow + ib * 32u * nb;
+        var amax = 0.0;
+        for (var j = 0u; j < 32u; j++) { amax = max(amax, abs(ldf(2u, b0 + j * nb))); }
+        let d = amax / 127.0;
+        var id = 0.0;
+        if (d != 0.0) { id = 1.0 / d; }
+        let d_b = bitcast<f32>(h2f(f2h(bitcast<u32>(d))));
+        var s = 0i;
+        for (var j = 0u; j < 16u; j++) {
+            let q = ld8(sa, blk + 2u + j);
+            let lo = i32(q & 0xFu) - 8;
+            let hi = i32(q >> 4u) - 8;
+            let qb_lo = i32(round_away(ldf(2u, b0 + j * nb) * id));
+            let qb_hi = i32(round_away(ldf(2u, b0 + (j + 16u) * nb) * id));
+            s = s + lo * qb_lo + hi * qb_hi;
+        }
+        sum = sum + (f32(s) * d_a) * d_b;
+    }
+    return sum;
 }
 
 // a compensated F32 sum (s, c): s + c carries about 48 bits, standing in for the reference's

@@ -230,6 +230,8 @@ def _run(backend: Any, build_graph: Builder, inputs: list[tuple[int, np.ndarray]
         ts = []
         for type_, arr in inputs:
             ne = list(arr.shape[::-1])
+            if type_ == lib.GGSPEC_TYPE_Q4_0:  # arr holds the blocks' bytes: 18 per 32 elements
+                ne[0] = ne[0] // 18 * 32
             ts.append(getattr(lib, f"ggspec_new_tensor_{len(ne)}d")(ctx, type_, *ne))
         out = build_graph(ctx, ts)
         g = lib.ggspec_new_graph(ctx)
@@ -393,8 +395,35 @@ def test_gelu_silu_within_the_bound(gpu: Any, name: str) -> None:
 
 def test_supports_op_refuses_what_has_no_kernel(gpu: Any, noalloc: Any) -> None:
     a = lib.ggspec_new_tensor_2d(noalloc, F32, 32, 4)
-    q = lib.ggspec_new_tensor_2d(noalloc, lib.GGSPEC_TYPE_Q4_0, 32, 4)
+    q4 = lib.ggspec_new_tensor_2d(noalloc, lib.GGSPEC_TYPE_Q4_0, 32, 4)
+    q8 = lib.ggspec_new_tensor_2d(noalloc, lib.GGSPEC_TYPE_Q8_0, 32, 4)
     assert lib.ggspec_backend_supports_op(gpu, lib.ggspec_add(noalloc, a, a))
-    assert not lib.ggspec_backend_supports_op(gpu, lib.ggspec_mul_mat(noalloc, q, a))  # no Q4_0 kernel
+    assert lib.ggspec_backend_supports_op(gpu, lib.ggspec_mul_mat(noalloc, q4, a))
+    assert not lib.ggspec_backend_supports_op(gpu, lib.ggspec_mul_mat(noalloc, q8, a))  # no Q8_0 kernel
+    assert not lib.ggspec_backend_supports_op(gpu, lib.ggspec_cpy(noalloc, a, q4))  # no quantizing copy
     rows = lib.ggspec_new_tensor_1d(noalloc, I32, 2)
     assert not lib.ggspec_backend_supports_op(gpu, lib.ggspec_get_rows(noalloc, a, rows))
+
+
+def test_mul_mat_q4_0_within_the_bound(gpu: Any) -> None:
+    """Q4_0 weights: b quantized to Q8_0 by the kernel (CORE-61/74), integer block sums (CORE-76);
+    expected: the reference's quantization and dot product (reference/quants.py)."""
+    from ggspec.conformance.approx import dequantized_blocks
+    from ggspec.reference import quants
+
+    k, rows, brows, batches = 32 * 7, 13, 6, 2
+    w = randn(rows, k)
+    wq = np.stack([quants.quantize_q4_0(r) for r in w]).reshape(rows, -1)  # (rows, 7 * 18) bytes
+    b = randn(batches, brows, k)
+    got, cpu = both(gpu, lambda c, t: lib.ggspec_mul_mat(c, t[0], t[1]),
+                    [(lib.GGSPEC_TYPE_Q4_0, wq.view(np.uint8)), (F32, b)])
+    assert got.shape == (1, batches, brows, rows)
+    ref = np.stack([np.stack([quants.vec_dot_q_q8_0(True, wq.reshape(rows, 7, 18), quants.quantize_q8_0(row).reshape(7, 34))
+                              for row in b[i]]) for i in range(batches)])
+    a_blocks = dequantized_blocks(GGMLType.Q4_0, wq.reshape(-1, 18))
+    b_blocks = dequantized_blocks(GGMLType.Q8_0, np.stack([quants.quantize_q8_0(r) for r in b.reshape(-1, k)]).reshape(-1, 34))
+    av = (a_blocks[0] * a_blocks[1][:, None].astype(np.float64)).reshape(1, 1, rows, k)
+    bv = (b_blocks[0] * b_blocks[1][:, None].astype(np.float64)).reshape(1, batches, brows, k)
+    bound = mul_mat_atol(GGMLType.Q4_0, av, bv, a_blocks, b_blocks)
+    assert np.all(np.abs(got[0].astype(np.float64) - ref) <= bound[0])
+    assert np.all(np.abs(cpu[0].astype(np.float64) - ref) <= bound[0])
