@@ -1,4 +1,4 @@
-"""Comparing computed values within the tolerances of spec/graph.md ("Tolerances").
+"""Comparing computed values within the tolerances of spec/core.md ("Tolerances").
 
 An `Approx` is an observation value: a tensor's elements in logical order, with the absolute and
 relative tolerance the spec allows for the operation and types that produced them. Two `Approx`
@@ -32,7 +32,7 @@ from .target import TensorInfo
 
 Array = npt.NDArray[Any]
 
-#: F32 unit roundoff and F16's (spec/graph.md, Tolerances: `u`, `u16`)
+#: F32 unit roundoff and F16's (spec/core.md, Tolerances: `u`, `u16`)
 U = 2.0**-24
 U16 = 2.0**-11
 #: the smallest normal F32

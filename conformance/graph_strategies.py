@@ -19,7 +19,7 @@ What the graphs avoid, and why (each is covered by the per-op checks of checks/o
   rows would land by their source coordinates in a differently shaped destination (CORE-52),
   out-of-range GET_ROWS indices (CORE-65), quantizing rows that are not whole blocks;
 - F16 ADD of an operand whose elements are not adjacent (rc.8 asserts `nb00 ==
-  sizeof(ggml_fp16_t)`, which spec/graph.md leaves undefined);
+  sizeof(ggml_fp16_t)`, which spec/core.md leaves undefined);
 - quantized tensors whose dimension 0 is moved (TRANSPOSE, or a PERMUTE moving axis 0): their
   rows are no longer whole blocks and their nbytes is meaningless;
 - memory that two nodes write: each CPY writes into a destination leaf of its own, which no

@@ -28,11 +28,11 @@ REFERENCE_DIR = Path(__file__).resolve().parent.parent / "reference"
 _HEAD = re.compile(r"^### ([A-Z]+-\d+): (.+)$")
 _KEY = re.compile(r"^- ([a-z][a-z_ ]*): (.+)$")
 _NOTE = re.compile(r"^\*\*(Changed in rc\.8|Changed after rc\.8[^*]*?|Erratum)\.?\*\*\s*")
-_MARKERS = {"require": 1, "undefined": 0, "implements": None}
+_MARKERS = {"require": 1, "required": 1, "undefined": 0, "implements": None}
 
 #: the chapters in reading order (the spec's own order, README.md first); others follow by name
-CHAPTER_ORDER = ("README.md", "core.md", "buft.md", "buf.md", "tdata.md", "copy.md", "backend.md", "registry.md",
-                 "cpu.md", "graph.md", "alloc.md", "gcopy.md", "sched.md")
+CHAPTER_ORDER = ("README.md", "core.md", "buft.md", "buffer.md", "tdata.md", "copy.md", "backend.md", "registry.md",
+                 "cpu.md", "alloc.md", "graph_copy.md", "sched.md")
 
 
 @dataclass

@@ -575,7 +575,7 @@ PIN_MODES = ("none", "some", "all")
 @st.composite
 def sched_graphs(draw: st.DrawFn, n_backends: int, max_steps: int = 8, pin: str = "some",
                  steps: tuple[str, ...] = SCHED_STEPS, max_fan: int = 4) -> SchedGraph:
-    """A graph every target computes (the op subset of spec/graph.md: F32 and F16 ADD, MUL, SCALE,
+    """A graph every target computes (the op subset of spec/core.md: F32 and F16 ADD, MUL, SCALE,
     MUL_MAT, CPY, CONT, VIEW, RESHAPE, PERMUTE, TRANSPOSE, GET_ROWS, NORM, SOFT_MAX, GELU,
     SILU) over `n_backends` backends (the CPU last):
 

@@ -385,7 +385,7 @@ class Target(Protocol):
     def cpu_plan_n_threads(self, plan: Handle) -> int:
         """CPU-15, CPU-18: the thread count a CPU plan computes with."""
 
-    # graph copy and compare (spec/gcopy.md)
+    # graph copy and compare (spec/graph_copy.md)
     def backend_graph_copy(self, backend: Handle, g: Handle) -> GraphCopyResult: ...
     def backend_graph_copy_free(self, copy: GraphCopyResult) -> None: ...
     def backend_compare_graph_backend(self, backend1: Handle, backend2: Handle, g: Handle,

@@ -17,7 +17,7 @@ from ggspec.reference.clauses import catalogue
 from .runner import load_checks
 
 REFERENCE_DIR = Path(__file__).resolve().parent.parent / "reference"
-_MARKERS = {"require": 1, "undefined": 0, "implements": None}
+_MARKERS = {"require": 1, "required": 1, "undefined": 0, "implements": None}
 
 
 def enforcing_places() -> dict[str, list[str]]:

@@ -110,7 +110,7 @@ def tensor_alloc(buffer: Buffer, tensor: Tensor, offset: int) -> None:
         addr,
         lambda: buffer_get_base(buf),
         int(lib.ggspec_backend_buffer_get_size(buf.ptr)),
-        int(lib.ggspec_backend_buffer_get_alloc_size(buf.ptr, t.ptr)),
+        lambda: int(lib.ggspec_backend_buffer_get_alloc_size(buf.ptr, t.ptr)),
     )
     lib.ggspec_backend_tensor_alloc(buf.ptr, t.ptr, ffi.cast("void *", addr))
     buf.depend(t)

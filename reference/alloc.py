@@ -27,9 +27,10 @@ from .buffer import (
     buft_get_alignment,
     buft_get_alloc_size,
 )
-from .checked import checked
-from .clauses import implements, require, undefined
+from .checked import checked, nonnull
+from .clauses import implements, require, required, undefined
 from .copy import same_layout
+from .cpu import CpuBufferContext, cpu_buffer_from_ptr
 from .graph import CGraph, HashSet, context_tensors, get_no_alloc
 from .tdata import view_init
 from .tensor import Context, Tensor
@@ -95,8 +96,6 @@ def tallocr_reset(talloc: Tallocr) -> None:
 @checked
 def tallocr_new(world: World, data: int | None, size: int, alignment: int) -> Tallocr:
     """ALLOC-1: an allocator over caller memory, through a CPU buffer from the pointer it owns."""
-    from .cpu import cpu_buffer_from_ptr
-
     buffer = cpu_buffer_from_ptr(world, data, size)
     talloc = Tallocr(world, buffer, True, buffer_get_base(buffer), alignment)
     tallocr_reset(talloc)
@@ -244,8 +243,6 @@ def _fits_only_if_aligned(talloc: Tallocr, last: FreeBlock, size: int) -> bool:
     memory only when its base lies closer to an aligned address than malloc promises. The model
     puts every buffer at an aligned address; rc.8's CPU buffer type takes malloc's address as it
     comes, so there the fit depends on where the buffer landed."""
-    from .cpu import CpuBufferContext
-
     ctx = talloc.buffer.context
     if talloc.measure or not isinstance(ctx, CpuBufferContext) or not ctx.owned:
         return False
@@ -267,9 +264,7 @@ def tallocr_free_tensor(talloc: Tallocr, tensor: Tensor) -> None:
     every later placement."""
     if not _is_own(talloc, tensor):
         return
-    if not (tensor.data is not None):
-        undefined("ALLOC-1", "invariant broken: tensor.data is not None")
-    ptr, size = tensor.data, _alloc_size(talloc, tensor)
+    ptr, size = nonnull(tensor.data, "ALLOC-1", "a placed tensor's data"), _alloc_size(talloc, tensor)
     blocks = talloc.free_blocks
     for i, block in enumerate(blocks):
         if block.addr + block.size == ptr:  # ends where the freed range starts
@@ -352,18 +347,16 @@ def gallocr_set_parse_seq(galloc: Gallocr, order: Sequence[int]) -> None:
 
 
 def _hash_get(galloc: Gallocr, t: Tensor) -> HashNode:
-    if not (galloc.hash_set is not None):
-        undefined("ALLOC-1", "invariant broken: galloc.hash_set is not None")
-    return galloc.hash_values.setdefault(galloc.hash_set.find_or_insert(t), HashNode())
+    hash_set = nonnull(galloc.hash_set, "ALLOC-1", "the graph allocator's hash set")
+    return galloc.hash_values.setdefault(hash_set.find_or_insert(t), HashNode())
 
 
 def _node_tallocr(galloc: Gallocr, node: Tensor) -> Tallocr:
     if galloc.talloc is not None:
         return galloc.talloc
-    if not (galloc.hash_set is not None and galloc.hash_allocs is not None):
-        undefined("ALLOC-1", "invariant broken: galloc.hash_set is not None and galloc.hash_allocs is not None")
-    slot = galloc.hash_set.find_or_insert(node)
-    talloc = galloc.hash_allocs[slot] if slot < len(galloc.hash_allocs) else None
+    slot = nonnull(galloc.hash_set, "ALLOC-1", "the graph allocator's hash set").find_or_insert(node)
+    allocs = nonnull(galloc.hash_allocs, "ALLOC-1", "the graph allocator's table of allocators")
+    talloc = allocs[slot] if slot < len(allocs) else None
     if talloc is None:
         undefined("ALLOC-14", f"no tensor allocator for {node!r} in hash_node_talloc")
     return talloc
@@ -373,11 +366,9 @@ def _node_tallocr(galloc: Gallocr, node: Tensor) -> Tallocr:
 def _init_view(galloc: Gallocr, view: Tensor) -> None:
     """ALLOC-15, ALLOC-16: a view placed at its source's data, in the allocator's buffer."""
     talloc = _node_tallocr(galloc, view)
-    require(view.view_src is not None and view.view_src.data is not None, "ALLOC-15")
-    if not (view.view_src is not None and view.view_src.data is not None):
-        undefined("ALLOC-1", "invariant broken: view.view_src is not None and view.view_src.data is not None")
+    data = required(required(view.view_src, "ALLOC-15").data, "ALLOC-15")
     view.buffer = talloc.buffer
-    view.data = view.view_src.data + view.view_offs
+    view.data = data + view.view_offs
     if not talloc.measure:
         buffer_init_tensor(talloc.buffer, view)
 
@@ -758,9 +749,8 @@ def check_allocation(rec: AllocationRecord, inputs_from_start: bool = True) -> l
         if t.view_src is None and t.data is not None and rec.base <= t.data < rec.base + rec.size and t.key in first
     ]  # fmt: skip
     for t in blocks:
-        if not (t.data is not None):
-            undefined("ALLOC-1", "invariant broken: t.data is not None")
-        if t.data % rec.alignment != 0 or t.data + t.alloc_size > rec.base + rec.size:
+        at = nonnull(t.data, "ALLOC-1", f"the data of {t.key}")
+        if at % rec.alignment != 0 or at + t.alloc_size > rec.base + rec.size:
             out.append(("ALLOC-17", f"{t.key} at {t.data:#x} (+{t.alloc_size}) is misaligned or outside the buffer"))
 
     def live(t: TensorRecord, outputs: bool, inputs: bool) -> tuple[int, int]:
@@ -770,9 +760,9 @@ def check_allocation(rec: AllocationRecord, inputs_from_start: bool = True) -> l
 
     for i, a in enumerate(blocks):
         for b in blocks[i + 1 :]:
-            if not (a.data is not None and b.data is not None):
-                undefined("ALLOC-1", "invariant broken: a.data is not None and b.data is not None")
-            if a.data >= b.data + b.alloc_size or b.data >= a.data + a.alloc_size:
+            at_a = nonnull(a.data, "ALLOC-1", f"the data of {a.key}")
+            at_b = nonnull(b.data, "ALLOC-1", f"the data of {b.key}")
+            if at_a >= at_b + b.alloc_size or at_b >= at_a + a.alloc_size:
                 continue  # disjoint extents
             for clause, outputs, inputs in (("ALLOC-18", False, False), ("ALLOC-19", True, False), ("ALLOC-20", True, True)):
                 if clause == "ALLOC-20" and not inputs_from_start:

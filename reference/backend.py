@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from .buffer import Buffer, BufferType, buft_alloc_buffer, buft_get_alignment
 from .checked import checked
 from .clauses import implements, undefined
+from .graph import CGraph
 from .tensor import Tensor
 from .world import World
-
-if TYPE_CHECKING:
-    from .graph import CGraph
 
 #: `ggml_backend_graph_plan_t`: whatever the backend's graph_plan_create entry returns
 GraphPlan = object
@@ -44,15 +41,24 @@ class BackendInterface:
 
 @dataclass(eq=False)
 class Backend:
-    """`struct ggml_backend`: an interface and a context."""
+    """`struct ggml_backend`: an interface and a context.
+
+    Two fields are the model's own, not rc.8's, so that the model never calls an entry for its
+    bookkeeping (the calls a backend sees are the calls rc.8 makes): `label`, the name printed
+    in the model's messages (its get_name entry is not called to print it), and `known_answer`,
+    what its supports_op entry answers for a node, known without calling the entry (the model's
+    CPU backend and virtual device give the rule their entry applies; None: not known).
+    """
 
     world: World
     iface: BackendInterface
     context: object = None
     freed: bool = field(default=False, repr=False)
+    label: str = field(default="", repr=False)
+    known_answer: Callable[[Tensor], bool] | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:
-        return f"<backend {self.iface.get_name(self)!r}>"
+        return f"<backend {self.label!r}>" if self.label else f"<backend at {id(self):#x}>"
 
 
 def _live(backend: Backend) -> Backend:

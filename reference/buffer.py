@@ -1,7 +1,7 @@
 """BUFT and BUF: buffer types and buffers.
 
 Both are an interface (a table of entries, some optional, exactly as in ggml-backend-impl.h) plus
-a context. The public functions below are the API; they are what spec/buft.md and spec/buf.md
+a context. The public functions below are the API; they are what spec/buft.md and spec/buffer.md
 describe, and they call the entries the way rc.8 does.
 """
 
@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .checked import checked
-from .clauses import implements, require, undefined
+from .checked import checked, nonnull
+from .clauses import implements, require, required, undefined
 from .tensor import Tensor, nbytes
 from .world import World
 
@@ -51,9 +51,11 @@ class BufferType:
 
     iface: BufferTypeInterface
     context: object = None
+    #: the name printed in the model's messages (the get_name entry is not called to print it)
+    label: str = field(default="", repr=False)
 
     def __repr__(self) -> str:
-        return f"<buffer type {self.iface.get_name(self)!r}>"
+        return f"<buffer type {self.label!r}>" if self.label else f"<buffer type at {id(self):#x}>"
 
 
 @dataclass
@@ -87,7 +89,8 @@ class Buffer:
     freed: bool = field(default=False, repr=False)
 
     def __repr__(self) -> str:
-        return f"<buffer {self.iface.get_name(self)!r} size={self.size}>"
+        """The buffer type's label (no entry is called to print a buffer)."""
+        return f"<buffer {self.buft.label!r} size={self.size}>" if self.buft.label else f"<buffer size={self.size}>"
 
 
 # --- buffer types ---------------------------------------------------------------------------
@@ -180,13 +183,9 @@ def buffer_free(buffer: Buffer | None) -> None:
 @checked
 def buffer_get_base(buffer: Buffer) -> int:
     """BUF-5: the get_base entry's address, asserted non-NULL."""
-    get_base = _live(buffer).iface.get_base
-    if not (get_base is not None):  # BUF-1 made sure of it
-        undefined("BUF-5", "invariant broken: get_base is not None")
-    base = get_base(buffer)
-    require(base is not None and base != 0, "BUF-5")
-    if not (base is not None):
-        undefined("BUF-5", "invariant broken: base is not None")
+    get_base = nonnull(_live(buffer).iface.get_base, "BUF-1", "the get_base entry")
+    base = required(get_base(buffer), "BUF-5")
+    require(base != 0, "BUF-5")
     return base
 
 

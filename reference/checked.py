@@ -6,9 +6,12 @@ a model object that was freed (`UseAfterFree`: rc.8 would read freed memory). An
 when it was freed itself, or when what it depends on was: a tensor dies with its context, with
 the buffer it was placed in, and with its root (a view's view_src).
 
-`nonnull` and `invariant` are the model's own invariants as explicit checks (a bare `assert`
-disappears under ``python -O``): where one fails, the call reached a state in which rc.8 would
-dereference NULL or misread memory, and it is reported as undefined behaviour.
+`nonnull` and `instance` are the model's own invariants as explicit checks (a bare `assert`
+disappears under ``python -O``) that hand on the value checked, narrowed for the type checker:
+where one fails, the call reached a state in which rc.8 would dereference NULL or misread
+another type's memory, and it is reported as undefined behaviour against the clause whose rule
+made the value certain. (Where an assert-kind clause itself makes it certain, the model uses
+`clauses.required`, which raises that clause's SpecViolation.)
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import enum
 import functools
 import inspect
 import operator
+import sys
 import types
 import typing
 from collections.abc import Callable
@@ -52,24 +56,22 @@ def instance(value: object, cls: type[T], clause_id: str, what: str) -> T:
     return value
 
 
-def invariant(cond: bool, clause_id: str, what: str) -> None:
-    """An explicit check of the model's own invariant `what` (kept under python -O)."""
-    if not cond:
-        undefined(clause_id, f"invariant broken: {what}")
-
-
 #: the kind of each class whose objects the guard has seen: what besides its own `freed` flag
 #: makes one dead (a graph: its context; a tensor: its context, buffer and view_src)
 _OTHER, _GRAPH, _TENSOR = 0, 1, 2
 _kinds: dict[type, int] = {}
 
 
+def _is_model_class(cls: type, module: str, name: str) -> bool:
+    """Whether `cls` is (a subclass of) the model's class `module.name`, read from its MRO, so
+    that this module imports none of the modules whose objects it guards."""
+    return any(c.__name__ == name and c.__module__ == f"{__package__}.{module}" for c in cls.__mro__)
+
+
 def _kind(cls: type) -> int:
     kind = _OTHER
-    if cls.__name__ == "Tensor":
-        from .tensor import Tensor
-
-        kind = _TENSOR if issubclass(cls, Tensor) else _OTHER
+    if _is_model_class(cls, "tensor", "Tensor"):
+        kind = _TENSOR
     elif cls.__name__ == "CGraph":
         kind = _GRAPH
     _kinds[cls] = kind
@@ -203,25 +205,38 @@ def _check_for(tp: object, fn: str) -> Check | None:
     return obj
 
 
-@functools.cache
-def _model_names() -> dict[str, object]:
-    """What the annotations of the model's modules name (some only under TYPE_CHECKING there)."""
-    from . import alloc, backend, buffer, graph, sched, tensor, vdev, world
-    from . import types as mtypes
+#: the model's modules whose classes annotations name (some only under TYPE_CHECKING there)
+MODEL_MODULES = ("world", "types", "tensor", "buffer", "backend", "graph", "vdev", "alloc", "sched", "registry")
 
+
+def _model_names() -> tuple[dict[str, object], bool]:
+    """What the annotations of the model's modules name, read from those of them already
+    imported (this module imports none: they all import it), and whether all were.
+
+    A function runs only after the module defining it was imported, and an argument of a model
+    class only exists once that class's module was; a plan compiled while some module was not
+    yet imported is compiled again at the next call (see `_compile`)."""
     names: dict[str, object] = {}
-    for module in (world, mtypes, tensor, buffer, backend, graph, vdev, alloc, sched):
+    complete = True
+    for name in MODEL_MODULES:
+        module = sys.modules.get(f"{__package__}.{name}")
+        if module is None:
+            complete = False
+            continue
         names.update({k: v for k, v in vars(module).items() if isinstance(v, type)})
     names.update(vars(collections.abc))
-    return names
+    return names, complete
 
 
 #: (positional index, name, check) of each checked parameter; check by keyword
 Plan = tuple[tuple[tuple[int, str, Check], ...], dict[str, Check]]
 
 
-def _compile(fn: Callable[..., object]) -> Plan:
+def _compile(fn: Callable[..., object]) -> tuple[Plan, bool]:
+    """The plan of `fn`, and whether it is final (False: an annotation named a class whose
+    module is not imported yet, so the plan skips that parameter for now)."""
     namespace: dict[str, object] | None = None
+    final = True
     positional: list[tuple[int, str, Check]] = []
     by_name: dict[str, Check] = {}
     for i, (name, param) in enumerate(inspect.signature(fn).parameters.items()):
@@ -229,9 +244,13 @@ def _compile(fn: Callable[..., object]) -> Plan:
         if not (isinstance(ann, str) and ann):
             continue
         if namespace is None:
-            namespace = {**_model_names(), **fn.__globals__}
+            names, complete = _model_names()
+            namespace = {**names, **fn.__globals__}
         try:
             tp = eval(ann, namespace)  # noqa: S307 - our own annotations
+        except NameError:  # a class of a module not imported yet: no argument can be one so far
+            final = final and complete
+            continue
         except Exception:  # noqa: BLE001 - an annotation we cannot resolve is not checked
             continue
         check = _check_for(tp, fn.__qualname__)
@@ -239,7 +258,7 @@ def _compile(fn: Callable[..., object]) -> Plan:
             continue
         by_name[name] = check
         positional.append((i, name, check))  # as zip(parameters, args) pairs them
-    return tuple(positional), by_name
+    return (tuple(positional), by_name), final
 
 
 #: the plans not compiled yet (compile_all compiles them: a process about to fork does it once)
@@ -257,9 +276,12 @@ def checked(fn: F) -> F:
     compiled: list[Plan] = []
 
     def plan() -> Plan:
-        if not compiled:
-            compiled.append(_compile(fn))
-        return compiled[0]
+        if compiled:
+            return compiled[0]
+        made, final = _compile(fn)
+        if final:
+            compiled.append(made)
+        return made
 
     @functools.wraps(fn)
     def wrapper(*args: object, **kwargs: object) -> object:

@@ -103,6 +103,9 @@ def clause(clause_id: str) -> Clause:
         raise KeyError(f"no clause {clause_id} in spec/") from None
 
 
+T = TypeVar("T")
+
+
 class SpecError(Exception):
     """Base of the model's errors; `clause_id` names the clause concerned."""
 
@@ -151,6 +154,14 @@ def require(cond: bool, clause_id: str) -> None:
     """Enforce the assert-kind clause `clause_id`: raise SpecViolation when `cond` is false."""
     if not cond:
         raise SpecViolation(clause_id)
+
+
+def required(value: T | None, clause_id: str) -> T:
+    """`value`, which the assert-kind clause `clause_id` requires to be set: SpecViolation when
+    it is None (`require(value is not None, clause_id)` that also hands the value on)."""
+    if value is None:
+        raise SpecViolation(clause_id)
+    return value
 
 
 def undefined(clause_id: str, what: str) -> NoReturn:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .backend import Backend
 from .buffer import Buffer, buffer_is_host, buft_supports_backend
-from .checked import checked
+from .checked import checked, nonnull
 from .clauses import UndefinedBehaviour, implements, require, undefined
 from .tdata import tensor_get, tensor_set, tensor_set_async
 from .tensor import Tensor, TensorShape, nbytes
@@ -62,13 +62,9 @@ def tensor_copy(src: Tensor, dst: Tensor) -> None:
         return
     n = nbytes(src)
     if buffer_is_host(_own_buffer(src, "COPY-4")):
-        if not (src.data is not None):
-            undefined("COPY-4", "invariant broken: src.data is not None")
-        tensor_set(dst, src.data, 0, n)
+        tensor_set(dst, nonnull(src.data, "COPY-4", "a host source's data"), 0, n)
     elif buffer_is_host(_own_buffer(dst, "COPY-5")):
-        if not (dst.data is not None):
-            undefined("COPY-4", "invariant broken: dst.data is not None")
-        tensor_get(src, dst.data, 0, n)
+        tensor_get(src, nonnull(dst.data, "COPY-5", "a host destination's data"), 0, n)
     elif not buffer_copy_tensor(src, dst):
         staging = src.world.host_alloc(n, "slow copy staging")
         tensor_get(src, staging.base, 0, n)
@@ -90,8 +86,6 @@ def tensor_copy_async(backend: Backend, src: Tensor, dst: Tensor) -> None:
         if entry is not None and entry(backend, src, dst):
             return
     if buffer_is_host(src_buf):
-        if not (src.data is not None):
-            undefined("COPY-4", "invariant broken: src.data is not None")
-        tensor_set_async(backend, dst, src.data, 0, nbytes(src))
+        tensor_set_async(backend, dst, nonnull(src.data, "COPY-10", "a host source's data"), 0, nbytes(src))
     else:
         tensor_copy(src, dst)

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from .backend import Backend, BackendInterface, GraphPlan
 from .buffer import Buffer, BufferInterface, BufferType, BufferTypeInterface, buffer_init, buffer_is_host
-from .checked import checked, instance
-from .clauses import implements, require, undefined
+from .checked import checked, instance, nonnull
+from .clauses import implements, require, required, undefined
 from .graph import CGraph, count_run
 from .ops import HostMemory, compute, is_quantized, nelements, nrows
 from .tensor import Tensor, nbytes
@@ -39,9 +39,7 @@ class CpuBackendContext:
 
 
 def _ctx(buffer: Buffer) -> CpuBufferContext:
-    if not (isinstance(buffer.context, CpuBufferContext)):
-        undefined("CPU-8", "invariant broken: isinstance(buffer.context, CpuBufferContext)")
-    return buffer.context
+    return instance(buffer.context, CpuBufferContext, "CPU-8", "a CPU buffer's context")
 
 
 @implements("CPU-1")
@@ -62,29 +60,23 @@ def _buffer_free(buffer: Buffer) -> None:
 @implements("CPU-8")
 def _buffer_set_tensor(buffer: Buffer, tensor: Tensor, data: int, offset: int, size: int) -> None:
     """CPU-8: memcpy(tensor->data + offset, data, size)."""
-    if not (tensor.data is not None):
-        undefined("CPU-8", "invariant broken: tensor.data is not None")
     mem = buffer.world.memory
-    mem.write(ptr_add(tensor.data, offset), mem.read(data, size))
+    mem.write(ptr_add(nonnull(tensor.data, "CPU-8", "tensor->data"), offset), mem.read(data, size))
 
 
 @implements("CPU-8")
 def _buffer_get_tensor(buffer: Buffer, tensor: Tensor, data: int, offset: int, size: int) -> None:
     """CPU-8: memcpy(data, tensor->data + offset, size)."""
-    if not (tensor.data is not None):
-        undefined("CPU-8", "invariant broken: tensor.data is not None")
     mem = buffer.world.memory
-    mem.write(data, mem.read(ptr_add(tensor.data, offset), size))
+    mem.write(data, mem.read(ptr_add(nonnull(tensor.data, "CPU-8", "tensor->data"), offset), size))
 
 
 @implements("CPU-9")
 def _buffer_cpy_tensor(buffer: Buffer, src: Tensor, dst: Tensor) -> bool:
     """CPU-9: copy from a host source, refuse anything else."""
     if src.buffer is not None and buffer_is_host(src.buffer):
-        if not (src.data is not None and dst.data is not None):
-            undefined("CPU-8", "invariant broken: src.data is not None and dst.data is not None")
         mem = buffer.world.memory
-        mem.write(dst.data, mem.read(src.data, nbytes(src)))
+        mem.write(nonnull(dst.data, "CPU-9", "dst->data"), mem.read(nonnull(src.data, "CPU-9", "src->data"), nbytes(src)))
         return True
     return False
 
@@ -165,11 +157,10 @@ def cpu_buffer_type(world: World) -> BufferType:
                 is_host=_buft_is_host,
             ),
             context=world,
+            label="CPU",
         )
         world.statics["cpu_buffer_type"] = buft
-    if not (isinstance(buft, BufferType)):
-        undefined("CPU-8", "invariant broken: isinstance(buft, BufferType)")
-    return buft
+    return instance(buft, BufferType, "CPU-7", "the CPU buffer type")
 
 
 @implements("CPU-7")
@@ -200,8 +191,13 @@ def _backend_default_buffer_type(backend: Backend) -> BufferType:
     return cpu_buffer_type(backend.world)
 
 
-@implements("CPU-11")
 def _backend_supports_op(backend: Backend, op: Tensor) -> bool:
+    """The supports_op entry: CPU-11's rule."""
+    return cpu_accepts(op)
+
+
+@implements("CPU-11")
+def cpu_accepts(op: Tensor) -> bool:
     """CPU-11: no CPY into IQ2 types; MUL_MAT needs src1 F32 or src0's vec_dot type."""
     if op.op == Op.CPY:
         return op.type not in (GGMLType.IQ2_XXS, GGMLType.IQ2_XS)
@@ -235,7 +231,7 @@ def _backend_interface() -> BackendInterface:
 @checked
 def cpu_init(world: World) -> Backend:
     """`ggml_backend_cpu_init()`."""
-    return Backend(world, _backend_interface(), CpuBackendContext())
+    return Backend(world, _backend_interface(), CpuBackendContext(), label="CPU", known_answer=cpu_accepts)
 
 
 @implements("CPU-12")
@@ -248,10 +244,9 @@ def is_cpu(backend: Backend | None) -> bool:
 @checked
 def cpu_set_n_threads(backend: Backend | None, n_threads: int) -> None:
     """CPU-13: only a CPU backend has a thread count."""
-    require(is_cpu(backend), "CPU-13")
-    if not (backend is not None and isinstance(backend.context, CpuBackendContext)):
-        undefined("CPU-8", "invariant broken: backend is not None and isinstance(backend.context, CpuBackendContext)")
-    backend.context.n_threads = n_threads
+    cpu = required(backend, "CPU-13")
+    require(is_cpu(cpu), "CPU-13")
+    _bctx(cpu).n_threads = n_threads
 
 
 # --- computing graphs -----------------------------------------------------------------------
@@ -287,9 +282,7 @@ def graph_work_size(nodes: Sequence[Tensor], n_threads: int) -> int:
 
 
 def _bctx(backend: Backend) -> CpuBackendContext:
-    if not (isinstance(backend.context, CpuBackendContext)):
-        undefined("CPU-8", "invariant broken: isinstance(backend.context, CpuBackendContext)")
-    return backend.context
+    return instance(backend.context, CpuBackendContext, "CPU-13", "a CPU backend's context")
 
 
 def _run(world: World, nodes: Sequence[Tensor]) -> None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from .checked import checked
+from .checked import checked, nonnull
 from .clauses import implements, require, undefined
-from .tensor import Context, Tensor
-from .types import MAX_NAME
+from .tensor import Context, Tensor, dup_tensor
+from .types import MAX_NAME, Op
 
 DEFAULT_GRAPH_SIZE = 2048
 
@@ -125,10 +125,8 @@ class CGraph:
 
     def leaf_list(self) -> list[Tensor]:
         out: list[Tensor] = []
-        for t in self.leafs[: self.n_leafs]:
-            if not (t is not None):
-                undefined("CORE-8", "invariant broken: t is not None")
-            out.append(t)
+        for i, t in enumerate(self.leafs[: self.n_leafs]):
+            out.append(nonnull(t, "CORE-8", f"leaf {i}"))
         return out
 
     def __repr__(self) -> str:
@@ -181,8 +179,6 @@ def _name_if_unnamed(t: Tensor, name: str) -> None:
 
 def _append(g: CGraph, t: Tensor) -> None:
     """Step 3 of CORE-8: a leaf (op NONE, no gradient) or a node."""
-    from .types import Op
-
     if t.op == Op.NONE and t.grad is None:
         require(g.n_leafs < g.size, "CORE-10")
         _name_if_unnamed(t, f"leaf_{g.n_leafs}")
@@ -270,8 +266,6 @@ def graph_clear(g: CGraph) -> None:
 @checked
 def set_param(ctx: Context, t: Tensor) -> None:
     """CORE-14: make `t` a parameter: it gets a gradient tensor "<name> (grad)"."""
-    from .ops import dup_tensor
-
     t.is_param = True
     require(t.grad is None, "CORE-14")
     grad = dup_tensor(ctx, t)

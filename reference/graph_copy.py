@@ -9,12 +9,13 @@ from dataclasses import dataclass
 from .alloc import alloc_ctx_tensors
 from .backend import Backend, backend_graph_compute
 from .buffer import Buffer, buffer_free
-from .clauses import implements, require, undefined
+from .checked import nonnull
+from .clauses import implements, require
 from .copy import tensor_copy
 from .graph import CGraph, HashSet, graph_view, new_graph_custom
-from .ops import VIEW_OPS, dup_tensor
+from .ops import VIEW_OPS
 from .tdata import view_init
-from .tensor import Context, Tensor
+from .tensor import Context, Tensor, dup_tensor
 
 
 @dataclass(eq=False)
@@ -69,12 +70,8 @@ class _Copier:
         self.initialised.add(id(src))
         dst = self.copies[id(src)]
         if dst.view_src is not None:
-            if not (src.view_src is not None):
-                undefined("GCOPY-1", "invariant broken: src.view_src is not None")
-            self.init(src.view_src)
-            if not (dst.view_src.buffer is not None):
-                undefined("GCOPY-1", "invariant broken: dst.view_src.buffer is not None")
-            view_init(dst.view_src.buffer, dst)
+            self.init(nonnull(src.view_src, "GCOPY-3", "the view_src of a view's original"))
+            view_init(nonnull(dst.view_src.buffer, "GCOPY-3", "the buffer of a copied view_src"), dst)
         else:
             tensor_copy(src, dst)
         for s in src.src:
@@ -125,9 +122,7 @@ def compare_graph_backend(backend1: Backend, backend2: Backend, g: CGraph, callb
     copy = graph_copy(backend2, g)
     if copy.buffer is None:
         return False
-    if not (copy.graph is not None):
-        undefined("GCOPY-1", "invariant broken: copy.graph is not None")
-    g2 = copy.graph
+    g2 = nonnull(copy.graph, "GCOPY-1", "the graph of a copy that has a buffer")
     for i in range(g.n_nodes):
         t1, t2 = g.node(i), g2.node(i)
         backend_graph_compute(backend1, graph_view(g, i, i + 1))

@@ -7,7 +7,7 @@ the virtual device. Which ops and types are modelled is the table `ALL_OP_TABLE`
 
 Where rc.8's CPU code rounds in a particular order (double-precision sums in index order, F16
 tables for GELU / SILU / exp), the model does the same, so that against an x86-64 build with
-default flags it is bit-exact; spec/graph.md's tolerance table says what the suite requires.
+default flags it is bit-exact; spec/core.md's tolerance table says what the suite requires.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from .checked import checked
+from .checked import checked, nonnull
 from .clauses import UndefinedBehaviour, implements, require, undefined
 from .quants import (
     QK,
@@ -33,7 +33,7 @@ from .quants import (
     round_f16,
     vec_dot_q_q8_0,
 )
-from .tensor import Context, Tensor, contiguous_strides, nbytes
+from .tensor import Context, Tensor, contiguous_strides, dup_tensor, nbytes
 from .types import MAX_DIMS, MAX_NAME, GGMLType, Op, row_size, traits, type_size
 from .world import World
 
@@ -163,12 +163,6 @@ def _full(ne: Sequence[int]) -> list[int]:
 def new_tensor(ctx: Context, type_: GGMLType, ne: Sequence[int]) -> Tensor:
     """A fresh contiguous tensor (CORE-2, CORE-6)."""
     return ctx.new_tensor(type_, _full(ne))
-
-
-@checked
-def dup_tensor(ctx: Context, a: Tensor) -> Tensor:
-    """`ggml_dup_tensor`: a fresh tensor of `a`'s type and shape (contiguous)."""
-    return new_tensor(ctx, a.type, a.ne)
 
 
 def _view_of(ctx: Context, a: Tensor, type_: GGMLType, ne: Sequence[int], offset: int) -> Tensor:
@@ -440,11 +434,9 @@ def load(mem: Memory, t: Tensor) -> Array:
 def store(mem: Memory, t: Tensor, values: npt.ArrayLike) -> None:
     """Write elements (or blocks) given in logical order into the tensor's memory."""
     shape, strides, dtype = _layout(t)
-    if not (t.data is not None):
-        undefined("CORE-16", "invariant broken: t.data is not None")
-    raw = bytearray(_span(mem, t))
+    raw = bytearray(_span(mem, t))  # CORE-48: refuses a tensor without memory
     np.ndarray(shape, dtype=dtype, buffer=raw, strides=strides)[...] = np.asarray(values).reshape(shape)
-    mem.write(t.data, bytes(raw))
+    mem.write(nonnull(t.data, "CORE-48", "the data of a tensor written"), bytes(raw))
 
 
 @implements("CORE-49")
@@ -509,15 +501,14 @@ def _rows_land_elsewhere(src: Tensor, dst: Tensor) -> bool:
 @implements("CORE-52")
 def _copy_rows_rc8(mem: Memory, src: Tensor, dst: Tensor) -> None:
     """CORE-52 (rc8): source row (i1, i2, i3) goes to the destination's row (i1, i2, i3)."""
-    if not (dst.data is not None):
-        undefined("CORE-16", "invariant broken: dst.data is not None")
+    dst_data = nonnull(dst.data, "CORE-48", "the data of the destination")
     rows = load(mem, src)
     row_bytes = src.ne[0] * type_size(src.type)
-    end = dst.data + nbytes(dst)
+    end = dst_data + nbytes(dst)
     for i3 in range(src.ne[3]):
         for i2 in range(src.ne[2]):
             for i1 in range(src.ne[1]):
-                addr = dst.data + i1 * dst.nb[1] + i2 * dst.nb[2] + i3 * dst.nb[3]
+                addr = dst_data + i1 * dst.nb[1] + i2 * dst.nb[2] + i3 * dst.nb[3]
                 if addr + row_bytes > end:
                     undefined("CORE-52", f"rc.8 copies row ({i1}, {i2}, {i3}) past the end of {dst!r}")
                 mem.write(addr, rows[i3, i2, i1].tobytes())

@@ -3,7 +3,7 @@
 Everything here is bit-exact with rc.8's *portable* code: the F16 conversion ggml uses when the
 build has no F16C instructions, and the *reference* quantize functions of ggml-quants.c (which
 are also rc.8's CPU path for Q4_0 on every build, and for Q8_0 on x86-64 builds with default
-compiler flags; spec/graph.md, CORE-74, says where other builds differ).
+compiler flags; spec/core.md, CORE-74, says where other builds differ).
 
 Arrays are numpy arrays; F16 values travel as their 16-bit patterns (`uint16`), quantized data as
 blocks of bytes (`uint8`, one row of `type_size` bytes per block).

@@ -13,6 +13,7 @@ from .backend import Backend
 from .buffer import Buffer, BufferType, buft_alloc_buffer
 from .checked import checked
 from .clauses import implements, require
+from .cpu import cpu_buffer_type, cpu_init
 from .world import SIZE_MAX, World
 
 MAX_BACKENDS_REG = 16
@@ -47,8 +48,6 @@ class Registry:
         if self._initialized:
             return
         self._initialized = True
-        from .cpu import cpu_buffer_type, cpu_init
-
         self.register("CPU", lambda params, user_data: cpu_init(self.world), cpu_buffer_type(self.world), None)
 
     @implements("REG-3")

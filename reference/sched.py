@@ -29,7 +29,7 @@ from .alloc import (
 )
 from .backend import Backend, backend_get_default_buffer_type, backend_graph_compute, backend_name, backend_supports_op
 from .buffer import Buffer, BufferType, BufferUsage, buft_supports_backend
-from .checked import checked
+from .checked import checked, nonnull
 from .clauses import implements, require, undefined
 from .copy import tensor_copy_async
 from .graph import CGraph, HashSet, graph_view, hash_size, new_graph_custom
@@ -172,21 +172,24 @@ def _computes(node: Tensor) -> bool:
 def accepting(sched: Sched, node: Tensor, talloc: Tallocr | None) -> Tallocr | None:
     """SCHED-33: the backend pass 1's weights rule or pass 2 gives `node`.
 
-    rc.8 never asks supports_op: `talloc` stands even when its backend refuses the node.
-    Erratum (profile fixed): a refused node goes to the highest-priority backend that accepts
-    it instead; when none does, `talloc` stands. Either way the world records that the
-    erratum's branch was reached, so a difference it explains is blamed on it.
+    rc.8 never asks supports_op: `talloc` stands even when its backend refuses the node, and
+    under profile rc8 the model calls no supports_op entry either. To record that the
+    erratum's branch was reached (so that a difference it explains is blamed on it) it reads
+    the backend's known answer instead (`Backend.known_answer`, no entry call); a backend
+    without one is not attributed. Erratum (profile fixed): the entry is asked, as the
+    correction does, and a refused node goes to the highest-priority backend that accepts it
+    instead; when none does, `talloc` stands.
     """
     if talloc is None or not _computes(node):
         return talloc
-    backend = allocr_backend(sched, talloc)
-    if not (backend is not None):
-        undefined("SCHED-1", "invariant broken: backend is not None")
+    backend = nonnull(allocr_backend(sched, talloc), "SCHED-1", "the backend of a scheduler's allocator")
+    if not sched.world.fixed:
+        if backend.known_answer is not None and not backend.known_answer(node):
+            sched.world.errata_taken.add("SCHED-33")
+        return talloc
     if backend_supports_op(backend, node):
         return talloc
     sched.world.errata_taken.add("SCHED-33")
-    if not sched.world.fixed:
-        return talloc
     for i, b in enumerate(sched.backends):
         if backend_supports_op(b, node):
             return sched.tallocs[i]
@@ -320,8 +323,7 @@ def _dup_tensor_layout(ctx: Context, t: Tensor, name: str) -> Tensor:
 @implements("SCHED-13", "SCHED-17", "SCHED-19")
 def _pass4(sched: Sched, graph: CGraph) -> None:
     """SCHED-13 to SCHED-19: cut splits where the backend changes; collect and copy inputs."""
-    if not (sched.ctx is not None):
-        undefined("SCHED-1", "invariant broken: sched.ctx is not None")
+    ctx = nonnull(sched.ctx, "SCHED-1", "the context of the splits")
     nodes = graph.node_list()
     first = next((n for n in nodes if not is_view_op(n.op)), None)
     cur = get_assignment(sched, first) if first is not None else None
@@ -351,7 +353,7 @@ def _pass4(sched: Sched, graph: CGraph) -> None:
             copies = sched.node_copies.setdefault(_slot(sched, src), {})
             if cur_id not in copies:
                 backend = allocr_backend(sched, cur)
-                copy = _dup_tensor_layout(sched.ctx, src, f"{backend_name(backend)}#{src.name}")
+                copy = _dup_tensor_layout(ctx, src, f"{backend_name(backend)}#{src.name}")
                 copies[cur_id] = copy
                 _assign(sched, copy, cur, "4.cpy")
             node.src[j] = copies[cur_id]  # the caller's graph now reads the copy
@@ -362,9 +364,8 @@ def _pass4(sched: Sched, graph: CGraph) -> None:
 @implements("SCHED-20")
 def _allocation_graph(sched: Sched, graph: CGraph) -> CGraph:
     """SCHED-20, SCHED-21: per split, its input copies (linked to their inputs) then its nodes."""
-    if not (sched.ctx is not None):
-        undefined("SCHED-1", "invariant broken: sched.ctx is not None")
-    out = new_graph_custom(sched.ctx, graph.n_nodes + len(sched.splits) * MAX_SPLIT_INPUTS, False)
+    ctx = nonnull(sched.ctx, "SCHED-1", "the context of the splits")
+    out = new_graph_custom(ctx, graph.n_nodes + len(sched.splits) * MAX_SPLIT_INPUTS, False)
     for split in sched.splits:
         split.graph = graph_view(graph, split.i_start, split.i_end)
         for inp in split.inputs:
@@ -415,9 +416,8 @@ def split_graph(sched: Sched, graph: CGraph) -> None:
 
 
 def _alloc_splits(sched: Sched) -> None:
-    if not (sched.graph is not None):
-        undefined("SCHED-1", "invariant broken: sched.graph is not None")
-    gallocr_alloc_graph_n(sched.galloc, sched.graph, sched.hash_set, _SlotTable(sched.node_talloc, sched.hash_set.size))
+    graph = nonnull(sched.graph, "SCHED-1", "the allocation graph")
+    gallocr_alloc_graph_n(sched.galloc, graph, sched.hash_set, _SlotTable(sched.node_talloc, sched.hash_set.size))
 
 
 class _SlotTable(Sequence[Tallocr | None]):
@@ -452,8 +452,7 @@ def _compute_splits(sched: Sched) -> None:
     callback watches. Erratum SCHED-25: rc.8 stops only the current split on a false return."""
     for split in sched.splits:
         backend = allocr_backend(sched, split.tallocr)
-        if not (split.graph is not None):
-            undefined("SCHED-1", "invariant broken: split.graph is not None")
+        g = nonnull(split.graph, "SCHED-1", "a split's graph")
         if backend is None:  # SCHED-35: a graph of view nodes only, no node chose the first split's backend
             if not sched.world.fixed:
                 undefined("SCHED-35", "a split without a backend is computed (rc.8 keeps a stale or NULL one)")
@@ -462,13 +461,12 @@ def _compute_splits(sched: Sched) -> None:
         for inp in split.inputs:
             copy = sched.node_copies[_slot(sched, inp)][backend_id]
             require(inp.buffer is not None, "SCHED-23")
-            if not (copy.buffer is not None):  # rc.8 asserts this too; the allocator always places copies
-                undefined("SCHED-1", "invariant broken: copy.buffer is not None")
+            nonnull(copy.buffer, "SCHED-1", "the buffer of an input's copy")  # the allocator places every copy
             tensor_copy_async(backend, inp, copy)
         if sched.callback_eval is None:
-            backend_graph_compute(backend, split.graph)
+            backend_graph_compute(backend, g)
             continue
-        g, n = split.graph, split.graph.n_nodes
+        n = g.n_nodes
         j0 = 0
         stopped = False
         while j0 < n:

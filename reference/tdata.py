@@ -19,8 +19,8 @@ from .buffer import (
     buffer_get_size,
     buffer_init_tensor,
 )
-from .checked import checked
-from .clauses import implements, require, undefined
+from .checked import checked, nonnull
+from .clauses import implements, require, required, undefined
 from .tensor import Tensor, TensorShape, nbytes, resolved_buffer
 from .world import SIZE_MAX, size_add
 
@@ -95,9 +95,7 @@ def tensor_set(tensor: Tensor, data: int, offset: int, size: int) -> None:
     resolved buffer; with `tensor->buffer` NULL that is a NULL call.
     """
     check_tensor_set(tensor, offset, size, tensor.world.fixed)
-    buf = resolved_buffer(tensor)
-    if not (buf is not None):
-        undefined("TDATA-4", "invariant broken: buf is not None")
+    buf = nonnull(resolved_buffer(tensor), "TDATA-2", "the resolved buffer")
     caller = buf if tensor.world.fixed else tensor.buffer
     if caller is None:
         undefined("TDATA-4", "tensor_set calls tensor->buffer->iface.set_tensor with tensor->buffer == NULL")
@@ -109,10 +107,8 @@ def tensor_set(tensor: Tensor, data: int, offset: int, size: int) -> None:
 def tensor_get(tensor: Tensor, data: int, offset: int, size: int) -> None:
     """TDATA-8: read `size` bytes at `offset` of the tensor into host address `data`."""
     check_tensor_get(tensor, offset, size, tensor.world.fixed)
-    buf = resolved_buffer(tensor)
-    caller = buf if tensor.world.fixed else tensor.buffer
-    if not (buf is not None and caller is not None):  # TDATA-6 saw to it
-        undefined("TDATA-4", "invariant broken: buf is not None and caller is not None")
+    buf = nonnull(resolved_buffer(tensor), "TDATA-6", "the resolved buffer")
+    caller = buf if tensor.world.fixed else nonnull(tensor.buffer, "TDATA-6", "tensor->buffer")
     caller.iface.get_tensor(buf, tensor, data, offset, size)
 
 
@@ -138,39 +134,37 @@ def tensor_get_async(backend: Backend, tensor: Tensor, data: int, offset: int, s
         backend.iface.get_tensor_async(backend, tensor, data, offset, size)
 
 
-def check_view_init(t: TensorState) -> None:
-    """TDATA-14 to TDATA-17, in rc.8's order."""
+def check_view_init(t: TensorState) -> int:
+    """TDATA-14 to TDATA-17, in rc.8's order; the view_src's data, where the view is placed from."""
     require(t.buffer is None, "TDATA-14")
-    require(t.view_src is not None, "TDATA-15")
-    if not (t.view_src is not None):
-        undefined("TDATA-4", "invariant broken: t.view_src is not None")
-    require(t.view_src.buffer is not None, "TDATA-16")
-    require(t.view_src.data is not None, "TDATA-17")
+    src = required(t.view_src, "TDATA-15")
+    require(src.buffer is not None, "TDATA-16")
+    return required(src.data, "TDATA-17")
 
 
 @implements("TDATA-18")
 @checked
 def view_init(buffer: Buffer, tensor: Tensor) -> None:
     """TDATA-18: place a view in `buffer` at its root's data plus its offset."""
-    check_view_init(tensor)
-    if not (tensor.view_src is not None and tensor.view_src.data is not None):
-        undefined("TDATA-4", "invariant broken: tensor.view_src is not None and tensor.view_src.data is not None")
+    data = check_view_init(tensor)
     tensor.buffer = buffer
-    tensor.data = tensor.view_src.data + tensor.view_offs
+    tensor.data = data + tensor.view_offs
     buffer_init_tensor(buffer, tensor)
 
 
-def check_tensor_alloc(t: TensorState, addr: int, base: Callable[[], int], size: int, alloc_size: int) -> None:
+def check_tensor_alloc(t: TensorState, addr: int, base: Callable[[], int], size: int,
+                       alloc_size: Callable[[], int]) -> None:
     """TDATA-19 to TDATA-23, in rc.8's order.
 
     `base` is called only after the first three asserts pass, as rc.8 reads the buffer's base
-    (which asserts BUF-5) only then; the end is measured with the buffer's alloc size.
+    (which asserts BUF-5) only then, and `alloc_size` (the buffer type's get_alloc_size entry)
+    only after the fourth: the end is measured with the buffer's alloc size.
     """
     require(t.buffer is None, "TDATA-19")
     require(t.data is None, "TDATA-20")
     require(t.view_src is None, "TDATA-21")
     require(addr >= base(), "TDATA-22")
-    require(addr + alloc_size <= base() + size, "TDATA-23")
+    require(addr + alloc_size() <= base() + size, "TDATA-23")
 
 
 @implements("TDATA-24")
@@ -178,7 +172,7 @@ def check_tensor_alloc(t: TensorState, addr: int, base: Callable[[], int], size:
 def tensor_alloc(buffer: Buffer, tensor: Tensor, addr: int) -> None:
     """TDATA-24: place a tensor at address `addr` of `buffer`."""
     check_tensor_alloc(
-        tensor, addr, lambda: buffer_get_base(buffer), buffer_get_size(buffer), buffer_get_alloc_size(buffer, tensor)
+        tensor, addr, lambda: buffer_get_base(buffer), buffer_get_size(buffer), lambda: buffer_get_alloc_size(buffer, tensor)
     )
     tensor.buffer = buffer
     tensor.data = addr

@@ -211,7 +211,7 @@ class Context:
         return t
 
 
-# --- the C API's functions for contexts (ggml_init, ggml_free, ggml_new_tensor, ggml_view_Nd) --------
+# --- the C API's functions for contexts (ggml_init, ggml_free, ggml_new_tensor, ggml_dup_tensor, ggml_view_Nd) --------
 
 
 @checked
@@ -236,6 +236,12 @@ def free(ctx: Context) -> None:
 def new_tensor(ctx: Context, type_: GGMLType, ne: Sequence[int], name: str = "") -> Tensor:
     """`ggml_new_tensor_Nd` (CORE-2)."""
     return ctx.new_tensor(GGMLType(type_), ne, name)
+
+
+@checked
+def dup_tensor(ctx: Context, a: Tensor) -> Tensor:
+    """`ggml_dup_tensor`: a fresh unnamed tensor of `a`'s type and shape (contiguous, CORE-2)."""
+    return ctx.new_tensor(a.type, a.ne)
 
 
 @checked

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from .backend import Backend, BackendInterface
 from .buffer import Buffer, BufferInterface, BufferType, BufferTypeInterface, buffer_init
-from .checked import checked
+from .checked import checked, instance, nonnull
 from .clauses import UndefinedBehaviour, implements, undefined
 from .graph import CGraph
 from .ops import compute
@@ -241,9 +241,7 @@ def _buffer_reset(buffer: Buffer) -> None:
 
 
 def _device(buft: BufferType) -> Device:
-    if not (isinstance(buft.context, Device)):
-        undefined("BACK-8", "invariant broken: isinstance(buft.context, Device)")
-    return buft.context
+    return instance(buft.context, Device, "BACK-8", "a virtual device buffer type's context")
 
 
 def _buft_name(buft: BufferType) -> str:
@@ -295,9 +293,7 @@ def _buft_supports_backend(buft: BufferType, backend: Backend) -> bool:
 
 
 def _bdev(backend: Backend) -> Device:
-    if not (isinstance(backend.context, Device)):
-        undefined("BACK-8", "invariant broken: isinstance(backend.context, Device)")
-    return backend.context
+    return instance(backend.context, Device, "BACK-8", "a virtual device backend's context")
 
 
 def _backend_name(backend: Backend) -> str:
@@ -316,25 +312,18 @@ def _backend_default_buffer_type(backend: Backend) -> BufferType:
 
 
 def _default_buffer_type(backend: Backend) -> BufferType:
-    buft = _bdev(backend).buft
-    if not (buft is not None):
-        undefined("BACK-8", "invariant broken: buft is not None")
-    return buft
+    return nonnull(_bdev(backend).buft, "BACK-8", "the device's buffer type")
 
 
 def _set_async(backend: Backend, tensor: Tensor, data: int, offset: int, size: int) -> None:
     _bdev(backend).note(f"set_tensor_async backend {_name(tensor)} {offset} {size}")
-    buf = tensor.view_src.buffer if tensor.view_src is not None else tensor.buffer
-    if not (buf is not None):
-        undefined("BACK-8", "invariant broken: buf is not None")
+    buf = nonnull(tensor.view_src.buffer if tensor.view_src is not None else tensor.buffer, "TDATA-13", "the tensor's buffer")
     _bdev(backend).submit(lambda: _device_write(buf, tensor, data, offset, size))
 
 
 def _get_async(backend: Backend, tensor: Tensor, data: int, offset: int, size: int) -> None:
     _bdev(backend).note(f"get_tensor_async backend {_name(tensor)} {offset} {size}")
-    buf = tensor.view_src.buffer if tensor.view_src is not None else tensor.buffer
-    if not (buf is not None):
-        undefined("BACK-8", "invariant broken: buf is not None")
+    buf = nonnull(tensor.view_src.buffer if tensor.view_src is not None else tensor.buffer, "TDATA-13", "the tensor's buffer")
     _bdev(backend).submit(lambda: _device_read(buf, tensor, data, offset, size))
 
 
@@ -357,7 +346,12 @@ def _synchronize(backend: Backend) -> None:
 
 def _supports_op(backend: Backend, op: Tensor) -> bool:
     _bdev(backend).note(f"supports_op backend {_name(op)} {op.op.name}")
-    return op.op in _bdev(backend).params.ops
+    return _accepts(_bdev(backend), op)
+
+
+def _accepts(device: Device, op: Tensor) -> bool:
+    """The supports_op mask: the device's configured ops (no entry call, no log line)."""
+    return op.op in device.params.ops
 
 
 @checked
@@ -377,6 +371,7 @@ def vdev_init(world: World, params: VDevParams | None = None) -> Backend:
             is_host=None,
         ),
         context=device,
+        label=params.name,
     )
     device.backend = Backend(
         world,
@@ -395,6 +390,8 @@ def vdev_init(world: World, params: VDevParams | None = None) -> Backend:
             graph_compute=_graph_compute,
         ),
         device,
+        label=params.name,
+        known_answer=lambda op: _accepts(device, op),
     )
     return device.backend
 

@@ -1,7 +1,7 @@
 """The CORE checks of graphs and operations (conformance/checks/graph.py and ops.py) pass on the
 reference under both profiles and on native/; every clause CORE-6 to CORE-76 has one; the
 random-graph strategy draws only graphs the reference accepts and shrinks well; `Approx`
-compares as spec/graph.md's Tolerances say; and the findings behind the fixes made while writing
+compares as spec/core.md's Tolerances say; and the findings behind the fixes made while writing
 the checks, tested directly. The rc.8 part skips only where rc.8 cannot be fetched.
 """
 

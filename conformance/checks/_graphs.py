@@ -8,7 +8,7 @@ their root's buffer.
 
 `record_graph` records, for every node in graph order, its layout (`TensorInfo`) and its value:
 the raw bytes of a data-movement node (NONE, VIEW, RESHAPE, PERMUTE, TRANSPOSE, DUP, CPY, CONT)
-and an `Approx` of any other node, with the tolerance spec/graph.md states for its op and
+and an `Approx` of any other node, with the tolerance spec/core.md states for its op and
 types. Tolerances compound along a graph: a node is compared with its own tolerance plus a
 bound on how far the differences its sources were allowed can move it (first-order, per op;
 see `GraphRecorder._approx`); a data-movement node downstream of a tolerance-compared node is

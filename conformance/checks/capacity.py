@@ -1,5 +1,5 @@
 """Capacities a large graph outgrows: the scheduler's hash set (spec/sched.md, SCHED-3;
-spec/graph.md, CORE-11) and the CPU backend's work memory (spec/cpu.md, CPU-20).
+spec/core.md, CORE-11) and the CPU backend's work memory (spec/cpu.md, CPU-20).
 
 rc.8's scheduler sizes its node hash set once, from `sched_new`'s `graph_size`, and
 `graph_compute` / `init_measure` check only the graph's *node* count against it (SCHED-27). The

@@ -3,7 +3,7 @@
 The graph checks build random graphs (`graph_specs`) or small hand-made ones and record what
 rc.8 makes visible: the context's tensors in order, a graph's counts and tables, its nodes and
 leafs by name in order, and after computing, every node's layout and value (bytes for data
-movement, `Approx` within spec/graph.md's tolerances otherwise; see checks/_graphs.py). Nodes
+movement, `Approx` within spec/core.md's tolerances otherwise; see checks/_graphs.py). Nodes
 are placed by hand (one buffer, aligned offsets, `view_init` for views), never by an allocator.
 """
 

@@ -8,7 +8,7 @@ the view source point at, and the 64 op_params bytes. Death checks break exactly
 
 Compute checks place leafs in a buffer of a CPU backend or a virtual device (`Scene`), build a
 one- or two-node graph, compute it and record every node (checks/_graphs.py: bytes for data
-movement, `Approx` within spec/graph.md's tolerance otherwise). Leaf values are drawn from a
+movement, `Approx` within spec/core.md's tolerance otherwise). Leaf values are drawn from a
 seed (numpy), within |x| ≤ 2⁸ as the Tolerances section assumes, or given bit for bit.
 """
 

@@ -15,7 +15,7 @@ What a check records is what its clauses decide:
   scheduler's debug hooks (rc.8) shows the public plan only (node and leaf backends, copies,
   n_splits): it is compared on that;
 - the outputs' values, after synchronizing every backend: bit for bit where every op on the way
-  is exact, else within spec/graph.md's tolerances (`Approx`), the bound taken from a plain
+  is exact, else within spec/core.md's tolerances (`Approx`), the bound taken from a plain
   computation of the same graph on the target's CPU backend (`_tolerances`);
 - the eval callback's calls, `(node name, ask)` in order (SCHED-24, SCHED-25).
 
@@ -196,7 +196,7 @@ class _Bound:
 
 
 def _tolerances(t: Target, spec: GraphSpec, outputs: Iterable[str], cpu: Handle) -> dict[str, _Bound]:
-    """Each output's bound (spec/graph.md, Tolerances), from a plain computation of `spec` on the
+    """Each output's bound (spec/core.md, Tolerances), from a plain computation of `spec` on the
     CPU backend `cpu` (every leaf there, every node in a buffer of its own), as the graph
     checks compute it (checks/_graphs.py)."""
     leafs = tuple(replace(x, place=0) for x in spec.leafs)

@@ -10,7 +10,7 @@
  * the same double accumulators, and the same fp16 lookup tables for GELU, GELU_QUICK, SILU
  * and the exponential in SOFT_MAX. Row kernels with a SIMD form (MUL_MAT's products, ADD / MUL
  * rows, the table lookups, NORM's sums, SOFT_MAX's max and sum) go through simd.h's table,
- * which says what the SIMD forms may change (only what spec/graph.md's Tolerances allow).
+ * which says what the SIMD forms may change (only what spec/core.md's Tolerances allow).
  *
  * Beyond rc.8, kernels accept F16 wherever F32 is accepted and arbitrary strides where rc.8
  * asks for contiguous rows; combinations rc.8 refuses with an assert and ggspec does not

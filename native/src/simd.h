@@ -9,7 +9,7 @@
  *   - "avx2": x86-64 with AVX2, FMA and F16C (simd_avx2.c, compiled with gcc target
  *     attributes, so the library itself stays x86-64 baseline and runs anywhere).
  *
- * What may differ between the two is only what spec/graph.md's Tolerances let differ:
+ * What may differ between the two is only what spec/core.md's Tolerances let differ:
  *   - element-wise kernels (add, mul, the fp16 table lookups) give the same bits;
  *   - MUL_MAT (F32 / F16 weights) sums in F32 with FMA, in blocks of GGSPEC_GEMM_KC, instead
  *     of in double in index order (|Δ| ≤ K·2u·Σ|a·b'|);

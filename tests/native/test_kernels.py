@@ -4,7 +4,7 @@ and the portable C ones forced by GGSPEC_NATIVE_PORTABLE=1.
 Shapes are picked to cross the blocked matrix product's edges (k past one GGSPEC_GEMM_KC block
 of 256, more b rows than one MC block of 120, more weight rows than one NC block of 1024, tails
 that are not multiples of the 6 x 16 micro-tile, quantized rows whose block count is not a
-multiple of 8, Q8_0 inputs holding -128). What is compared is what spec/graph.md's Tolerances
+multiple of 8, Q8_0 inputs holding -128). What is compared is what spec/core.md's Tolerances
 table asks:
 
 - ADD, MUL (row broadcasting), GELU, SILU and SOFT_MAX: the same bytes on both paths (GELU,

@@ -6,7 +6,7 @@ adapter, conformance/adapters/rc8.py); skipped where rc.8 or WebGPU is unavailab
 wgpu and lavapipe present fails on a missing adapter instead, as test_webgpu.py does).
 
 Expected values: the same graph computed by rc.8's CPU backend alone. Only exact operations are
-used (ADD, MUL, SCALE, CPY F32 -> F16: bytes exactly, spec/graph.md's Tolerances), so the bytes must
+used (ADD, MUL, SCALE, CPY F32 -> F16: bytes exactly, spec/core.md's Tolerances), so the bytes must
 be equal whichever backend the scheduler gives each node.
 """
 

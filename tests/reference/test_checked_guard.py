@@ -4,6 +4,10 @@ reason, for every way an object dies (freed itself, its context, its buffer, its
 
 from __future__ import annotations
 
+import ast
+import sys
+from pathlib import Path
+
 import pytest
 from ggspec.reference import checked, tensor
 from ggspec.reference.alloc import alloc_ctx_tensors_from_buft
@@ -89,3 +93,69 @@ def test_a_checked_call_refuses_a_dead_argument_and_a_wrong_type() -> None:
     checked.compile_all()  # compiling every plan ahead changes nothing
     with pytest.raises(UseAfterFree, match="used after its context was freed"):
         build_forward_expand(g=graph, tensor=t)
+
+
+def _imports_in_functions(path: Path) -> list[str]:
+    """`from .module` imports made inside a function or under TYPE_CHECKING, as `module`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: list[str] = []
+    for node in ast.walk(tree):
+        inner = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or (
+            isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+        if not inner:
+            continue
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.ImportFrom) and sub.level == 1 and sub.module is not None:
+                out.append(sub.module)
+    return out
+
+
+def test_the_guard_imports_no_model_module() -> None:
+    """checked.py reads the model's classes from the modules already imported (every model
+    module imports it, so importing one of them here would be a cycle)."""
+    path = Path(checked.__file__)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 1}
+    assert imported == {"clauses"}, imported
+
+
+def test_deferred_imports_are_only_import_cycles() -> None:
+    """An import inside a function or under TYPE_CHECKING is there only because the module it
+    names imports this one back; every other import is at the top."""
+    folder = Path(checked.__file__).parent
+    top = {p.stem: {n.module for n in ast.parse(p.read_text(encoding="utf-8")).body
+                    if isinstance(n, ast.ImportFrom) and n.level == 1}
+           for p in folder.glob("*.py")}
+
+    def reaches(start: str, goal: str) -> bool:  # through top-level imports
+        seen, todo = set(), [start]
+        while todo:
+            m = todo.pop()
+            if m == goal:
+                return True
+            if m not in seen:
+                seen.add(m)
+                todo.extend(top.get(m, set()))
+        return False
+
+    for path in folder.glob("*.py"):
+        for module in _imports_in_functions(path):
+            assert reaches(module, path.stem), f"{path.name} imports .{module} late, but .{module} never imports {path.stem}"
+
+
+def test_a_plan_made_before_a_model_module_is_imported_is_made_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A checked function first called while a model module its annotations name is not
+    imported yet (no object of that class can exist then) skips that parameter's check for
+    that call only: once the module is imported, the next call checks it."""
+    import ggspec.reference.sched as sched_module
+
+    monkeypatch.delitem(sys.modules, sched_module.__name__)
+
+    @checked.checked
+    def takes(s: Sched) -> None:  # noqa: F821 - resolved by the guard from sys.modules
+        pass
+
+    takes(1)  # type: ignore[arg-type]
+    monkeypatch.setitem(sys.modules, sched_module.__name__, sched_module)
+    with pytest.raises(TypeError, match="s must be a Sched"):
+        takes(1)  # type: ignore[arg-type]

@@ -2,7 +2,7 @@
 F16 conversion, quantization bytes, build order, and small graphs computed on both CPU backends.
 
 A smoke test, not the conformance suite: the same inputs go to both, and results are compared
-as spec/graph.md's tolerance table says (most of them byte for byte). Skipped when the native
+as spec/core.md's tolerance table says (most of them byte for byte). Skipped when the native
 build lacks the graph symbols.
 """
 
@@ -174,7 +174,7 @@ def test_small_graphs_agree(name: str) -> None:
     ref, nat = results
     if ref == nat:
         return
-    assert name in TOLERANT, f"{name}: bytes differ where spec/graph.md requires them equal"
+    assert name in TOLERANT, f"{name}: bytes differ where spec/core.md requires them equal"
     r, n = np.frombuffer(ref, np.float32), np.frombuffer(nat, np.float32)
     assert np.allclose(n, r, rtol=2**-10, atol=1e-5), f"{name}: {r} vs {n}"
 

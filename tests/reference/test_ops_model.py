@@ -1,4 +1,4 @@
-"""The reference model's operations (spec/graph.md, CORE-16 to CORE-72): constructors' shapes,
+"""The reference model's operations (spec/core.md, CORE-16 to CORE-72): constructors' shapes,
 types, op_params and views, and hand-computed results of computing small nodes.
 
 Expected values are written out or derived here with plain Python / numpy, never with the
