@@ -126,13 +126,13 @@ def _graph(nodes: list[Tensor]) -> str:
 
 
 def _backend_label(backend: Backend | None) -> str:
-    """A backend given as an argument: a device by its name (no entry is called on it), another
-    backend by what its get_name entry says."""
+    """A backend given as an argument: a device by its name, a model backend by its label (no
+    entry is called on either to write the log), another backend by what its get_name entry says."""
     if backend is None:
         return "(null)"
     if isinstance(backend.context, Device):
         return backend.context.params.name
-    return backend.iface.get_name(backend)
+    return backend.label if backend.label else backend.iface.get_name(backend)
 
 
 def _dbuf(buffer: Buffer) -> DeviceBuffer:
