@@ -201,7 +201,19 @@ fn k_mul_mat(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
         stf(0u, taddr(0u, c), dot_q4_0_q8_0(arow, brow, nb));
         return;
     }
-    for (var k = 0u; k < tne(1u, 0u); k++) {
+    let n = tne(1u, 0u);
+    if (ttype(1u) == T_F32) { // the common case, with the slots and strides read once
+        let sa = tslot(1u); let sb = tslot(2u);
+        let wa = na / 4u; let wb = nb / 4u;
+        var pa = arow / 4u; var pb = brow / 4u;
+        for (var k = 0u; k < n; k++) {
+            sum = sum + bitcast<f32>(ldw(sa, pa)) * bitcast<f32>(ldw(sb, pb));
+            pa = pa + wa; pb = pb + wb;
+        }
+        stf(0u, taddr(0u, c), sum);
+        return;
+    }
+    for (var k = 0u; k < n; k++) {
         var b = ldf(2u, brow + k * nb);
         if (half_a) { b = r16(b); }
         sum = sum + ldf(1u, arow + k * na) * b;
@@ -222,15 +234,15 @@ fn round_away(v: f32) -> f32 {
 // sum += (s * d_a) * d_b in F32, in block order (CORE-76). The divisions are WGSL's `/`: exact
 // on lavapipe (LLVM's fdiv); WGSL allows 2.5 ulp, which would change d on such a driver.
 fn dot_q4_0_q8_0(arow: u32, brow: u32, nb: u32) -> f32 {
-    let sa = tslot(1u);
+    let sa = tslot(1u); let sb = tslot(2u); let wb = nb / 4u;
     let nblocks = tne(1u, 0u) / 32u;
     var sum = 0.0;
     for (var ib = 0u; ib < nblocks; ib++) {
         let blk = arow + ib * 18u;
         let d_a = bitcast<f32>(h2f(ld16(sa, blk)));
-        let b0 = brow + ib * 32u * nb;
+        let b0 = brow / 4u + ib * 32u * wb; // b is F32: whole words
         var amax = 0.0;
-        for (var j = 0u; j < 32u; j++) { amax = max(amax, abs(ldf(2u, b0 + j * nb))); }
+        for (var j = 0u; j < 32u; j++) { amax = max(amax, abs(bitcast<f32>(ldw(sb, b0 + j * wb)))); }
         let d = amax / 127.0;
         var id = 0.0;
         if (d != 0.0) { id = 1.0 / d; }
@@ -240,8 +252,8 @@ fn dot_q4_0_q8_0(arow: u32, brow: u32, nb: u32) -> f32 {
             let q = ld8(sa, blk + 2u + j);
             let lo = i32(q & 0xFu) - 8;
             let hi = i32(q >> 4u) - 8;
-            let qb_lo = i32(round_away(ldf(2u, b0 + j * nb) * id));
-            let qb_hi = i32(round_away(ldf(2u, b0 + (j + 16u) * nb) * id));
+            let qb_lo = i32(round_away(bitcast<f32>(ldw(sb, b0 + j * wb)) * id));
+            let qb_hi = i32(round_away(bitcast<f32>(ldw(sb, b0 + (j + 16u) * wb)) * id));
             s = s + lo * qb_lo + hi * qb_hi;
         }
         sum = sum + (f32(s) * d_a) * d_b;
