@@ -48,6 +48,7 @@ SOURCES: tuple[str, ...] = (
     "quants.c",
     "simd.c",       # the kernels with a machine-specific form, chosen at run time
     "simd_avx2.c",  # their AVX2 + FMA + F16C form (gcc target attributes, no -march)
+    "simd_avx512.c",  # their AVX-512 F/BW/VL form (the same way), the same bits as AVX2's
     "threads.c",    # the CPU backend's worker pool and barrier
     "alloc.c",
     "sched.c",

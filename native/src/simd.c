@@ -7,6 +7,7 @@
 #include "simd.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,13 +76,27 @@ const struct ggspec_simd ggspec_simd_portable = {
 static const struct ggspec_simd * chosen = &ggspec_simd_portable;
 static pthread_once_t chosen_once = PTHREAD_ONCE_INIT;
 
+/*
+ * The widest kernels the CPU has, unless GGSPEC_NATIVE_PORTABLE (anything but "" or "0") forces
+ * the portable ones, or GGSPEC_NATIVE_KERNELS names a path ("portable", "avx2", "avx512"): that
+ * one if this CPU has it, else the widest it has below the one named (so a name never makes
+ * the process run instructions the CPU lacks; ggspec_backend_cpu_kernels says what was chosen).
+ */
 static void choose(void) {
     const char * forced = getenv("GGSPEC_NATIVE_PORTABLE");
     if (forced != NULL && forced[0] != '\0' && strcmp(forced, "0") != 0) {
         return;
     }
+    const char * named = getenv("GGSPEC_NATIVE_KERNELS");
+    const bool any = named == NULL || named[0] == '\0';
+    if (!any && strcmp(named, "portable") == 0) {
+        return;
+    }
+    const struct ggspec_simd * avx512 = any || strcmp(named, "avx512") == 0 ? ggspec_simd_avx512() : NULL;
     const struct ggspec_simd * avx2 = ggspec_simd_avx2();
-    if (avx2 != NULL) {
+    if (avx512 != NULL) {
+        chosen = avx512;
+    } else if (avx2 != NULL) {
         chosen = avx2;
     }
 }
@@ -91,7 +106,7 @@ const struct ggspec_simd * ggspec_internal_simd(void) {
     return chosen;
 }
 
-/* ggspec extension: the name of the kernels this process computes with ("portable", "avx2") */
+/* ggspec extension: the name of the kernels this process computes with ("portable", "avx2", "avx512") */
 const char * ggspec_backend_cpu_kernels(void) {
     return ggspec_internal_simd()->name;
 }

@@ -86,6 +86,8 @@ const struct ggspec_simd * ggspec_internal_simd(void);
    ones (simd_avx2.c; NULL when the CPU lacks AVX2, FMA or F16C) */
 extern const struct ggspec_simd ggspec_simd_portable;
 const struct ggspec_simd * ggspec_simd_avx2(void);
+/* the AVX-512 ones (simd_avx512.c; NULL when the CPU lacks AVX-512 F, BW or VL, or AVX2) */
+const struct ggspec_simd * ggspec_simd_avx512(void);
 
 /* portable dot products, the reference for the SIMD ones (quants.c) */
 float ggspec_internal_dot_q4_0_q8_0_portable(int64_t n, const void * x, const void * y);
