@@ -71,6 +71,6 @@ size_t ggspec_backend_cpu_work_size(ggspec_backend_t backend_cpu);
 void * ggspec_backend_cpu_work_data(ggspec_backend_t backend_cpu);
 size_t ggspec_backend_cpu_plan_work_size(ggspec_backend_graph_plan_t plan);
 int    ggspec_backend_cpu_plan_n_threads(ggspec_backend_graph_plan_t plan);
-/* the compute kernels in use: "portable" (forced by GGSPEC_NATIVE_PORTABLE=1) or "avx2" */
+/* the compute kernels in use: "portable", "avx2" or "avx512" (native/src/simd.h: GGSPEC_NATIVE_PORTABLE=1 forces portable, GGSPEC_NATIVE_KERNELS caps the choice) */
 const char * ggspec_backend_cpu_kernels(void);
 size_t ggspec_vdev_graphs_run(ggspec_backend_t b);

@@ -7,7 +7,7 @@
 #include "simd.h"
 
 #include <pthread.h>
-#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,9 +78,10 @@ static pthread_once_t chosen_once = PTHREAD_ONCE_INIT;
 
 /*
  * The widest kernels the CPU has, unless GGSPEC_NATIVE_PORTABLE (anything but "" or "0") forces
- * the portable ones, or GGSPEC_NATIVE_KERNELS names a path ("portable", "avx2", "avx512"): that
- * one if this CPU has it, else the widest it has below the one named (so a name never makes
- * the process run instructions the CPU lacks; ggspec_backend_cpu_kernels says what was chosen).
+ * the portable ones, or GGSPEC_NATIVE_KERNELS names a path: "portable", "avx2" (the AVX2 ones
+ * if the CPU has them, else portable) or "avx512" (the widest the CPU has). A name never makes
+ * the process run instructions the CPU lacks; ggspec_backend_cpu_kernels says what was chosen.
+ * Another name is reported on stderr and chosen as if unset.
  */
 static void choose(void) {
     const char * forced = getenv("GGSPEC_NATIVE_PORTABLE");
@@ -88,12 +89,18 @@ static void choose(void) {
         return;
     }
     const char * named = getenv("GGSPEC_NATIVE_KERNELS");
-    const bool any = named == NULL || named[0] == '\0';
-    if (!any && strcmp(named, "portable") == 0) {
-        return;
+    int widest = 2; /* 0 portable, 1 avx2, 2 avx512 */
+    if (named != NULL && named[0] != '\0') {
+        if (strcmp(named, "portable") == 0) {
+            widest = 0;
+        } else if (strcmp(named, "avx2") == 0) {
+            widest = 1;
+        } else if (strcmp(named, "avx512") != 0) {
+            fprintf(stderr, "ggspec: GGSPEC_NATIVE_KERNELS=%s is not one of portable, avx2, avx512; ignored\n", named);
+        }
     }
-    const struct ggspec_simd * avx512 = any || strcmp(named, "avx512") == 0 ? ggspec_simd_avx512() : NULL;
-    const struct ggspec_simd * avx2 = ggspec_simd_avx2();
+    const struct ggspec_simd * avx512 = widest >= 2 ? ggspec_simd_avx512() : NULL;
+    const struct ggspec_simd * avx2 = widest >= 1 ? ggspec_simd_avx2() : NULL;
     if (avx512 != NULL) {
         chosen = avx512;
     } else if (avx2 != NULL) {

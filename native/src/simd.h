@@ -7,9 +7,13 @@
  *     environment variable GGSPEC_NATIVE_PORTABLE to anything but "" or "0" before the first
  *     graph is computed.
  *   - "avx2": x86-64 with AVX2, FMA and F16C (simd_avx2.c, compiled with gcc target
- *     attributes, so the library itself stays x86-64 baseline and runs anywhere).
+ *     attributes, so the library itself stays x86-64 baseline and runs anywhere);
+ *   - "avx512": x86-64 with AVX-512 F, BW and VL besides (simd_avx512.c, the same way). It
+ *     gives the AVX2 path's bits for every kernel (simd_avx512.c says how).
+ * The widest the CPU has is chosen; GGSPEC_NATIVE_KERNELS=portable|avx2|avx512 caps the choice
+ * (simd.c), which is how the tests reach each path the machine has.
  *
- * What may differ between the two is only what spec/core.md's Tolerances let differ:
+ * What may differ between portable and SIMD is only what spec/core.md's Tolerances let differ:
  *   - element-wise kernels (add, mul, the fp16 table lookups) give the same bits;
  *   - MUL_MAT (F32 / F16 weights) sums in F32 with FMA, in blocks of GGSPEC_GEMM_KC, instead
  *     of in double in index order (|Δ| ≤ K·2u·Σ|a·b'|);
