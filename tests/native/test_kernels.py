@@ -1,5 +1,6 @@
-"""The native CPU kernels on both paths: the run-time chosen SIMD kernels (native/src/simd.h)
-and the portable C ones forced by GGSPEC_NATIVE_PORTABLE=1.
+"""The native CPU kernels on every path this machine has (native/src/simd.h): the portable C
+ones, the AVX2 ones and the AVX-512 ones, each reached with GGSPEC_NATIVE_KERNELS (and the
+portable ones with GGSPEC_NATIVE_PORTABLE=1 too); the test process itself runs the widest.
 
 Shapes are picked to cross the blocked matrix product's edges (k past one GGSPEC_GEMM_KC block
 of 256, more b rows than one MC block of 120, more weight rows than one NC block of 1024, tails
@@ -17,8 +18,8 @@ table asks:
 - CPY to Q8_0: the reference rounding's bytes (roundf's ties included);
 - and a few of the suite's compute checks pass with the portable path forced.
 
-The portable side runs in a subprocess (the kernel choice is made once per process): this file
-run as a script with ``--emit`` prints its results as JSON.
+Each path runs in a subprocess (the kernel choice is made once per process): this file run as
+a script with ``--emit THREADS[,THREADS...]`` prints its results as JSON.
 """
 
 from __future__ import annotations
@@ -121,9 +122,19 @@ def _mul_mat_inputs(name: str) -> tuple[Graph, Any, bytes, bytes]:
     return g, lib.ggspec_mul_mat(g.ctx, a, b), wbytes, bbytes
 
 
+def _row_length(name: str) -> int:
+    """48 floats a row, or 53 for the `*_odd` cases (a tail after 8- and 16-lane loops)."""
+    return 53 if name.endswith("_odd") else 48
+
+
 def _elementwise(name: str) -> tuple[Graph, Any]:
     g = Graph()
-    a = g.tensor(F32, (48, 5, 3), _f32(3, 3, 5, 48, scale=3.0).tobytes())
+    n = _row_length(name)
+    name = name.removesuffix("_odd")
+    a = g.tensor(F32, (n, 5, 3), _f32(3, 3, 5, n, scale=3.0).tobytes())
+    if name in ("add", "mul") and n == 53:
+        b = g.tensor(F32, (53, 1, 3), _f32(4, 3, 1, 53).tobytes())
+        return g, getattr(lib, f"ggspec_{name}")(g.ctx, a, b)
     if name in ("add", "mul"):
         b = g.tensor(F32, (16, 1, 3), _f32(4, 3, 1, 16).tobytes())
         return g, getattr(lib, f"ggspec_{name}")(g.ctx, a, b)
@@ -131,9 +142,9 @@ def _elementwise(name: str) -> tuple[Graph, Any]:
         b = g.tensor(F32, (48, 5, 1), _f32(5, 1, 5, 48).tobytes())
         return g, lib.ggspec_add(g.ctx, a, b)
     if name == "soft_max":
-        mask = _f32(6, 5, 48)
+        mask = _f32(6, 5, n)
         mask[1, 3:9] = -np.inf
-        m = g.tensor(F32, (48, 5), mask.tobytes())
+        m = g.tensor(F32, (n, 5), mask.tobytes())
         return g, lib.ggspec_soft_max_ext(g.ctx, a, m, 0.75)
     if name == "norm":
         return g, lib.ggspec_norm(g.ctx, a, 1e-5)
@@ -143,7 +154,10 @@ def _elementwise(name: str) -> tuple[Graph, Any]:
     return g, getattr(lib, f"ggspec_{name}")(g.ctx, a)
 
 
-ELEMENTWISE = ("add", "mul", "add_rows", "gelu", "silu", "soft_max", "norm", "cpy_q8_0")
+ELEMENTWISE = ("add", "mul", "add_rows", "gelu", "silu", "soft_max", "norm", "cpy_q8_0",
+               "add_odd", "mul_odd", "gelu_odd", "soft_max_odd", "norm_odd")
+EXACT = ("add", "mul", "add_rows", "gelu", "silu", "soft_max", "cpy_q8_0", "add_odd", "mul_odd", "gelu_odd",
+         "soft_max_odd")
 
 
 def _halves() -> np.ndarray:
@@ -168,19 +182,41 @@ def _all_results(threads: int) -> dict[str, bytes]:
     return out
 
 
-def _portable_results(threads: int) -> tuple[str, dict[str, bytes]]:
-    env = dict(os.environ, GGSPEC_NATIVE_PORTABLE="1")
-    proc = subprocess.run([sys.executable, __file__, "--emit", str(threads)], env=env, capture_output=True,
-                          text=True, check=True, timeout=600)
+def _cpu_flags() -> set[str]:
+    with open("/proc/cpuinfo", encoding="utf-8") as f:
+        return set(next((line.split() for line in f if line.startswith("flags")), []))
+
+
+def machine_paths() -> list[str]:
+    """The kernel paths this CPU has, narrowest first (simd.c's conditions)."""
+    flags = _cpu_flags()
+    paths = ["portable"]
+    if {"avx2", "fma", "f16c"} <= flags:
+        paths.append("avx2")
+        if {"avx512f", "avx512bw", "avx512vl"} <= flags:
+            paths.append("avx512")
+    return paths
+
+
+def _path_results(env_update: dict[str, str], threads: tuple[int, ...]) -> tuple[str, dict[int, dict[str, bytes]]]:
+    """(the kernels the subprocess chose, threads -> results) with `env_update` set."""
+    env = {k: v for k, v in os.environ.items() if k not in ("GGSPEC_NATIVE_PORTABLE", "GGSPEC_NATIVE_KERNELS")}
+    env.update(env_update)
+    proc = subprocess.run([sys.executable, __file__, "--emit", ",".join(map(str, threads))], env=env,
+                          capture_output=True, text=True, check=True, timeout=600)
     doc = json.loads(proc.stdout.strip().splitlines()[-1])
-    return doc["kernels"], {k: bytes.fromhex(v) for k, v in doc["results"].items()}
+    return doc["kernels"], {int(t): {k: bytes.fromhex(v) for k, v in r.items()} for t, r in doc["results"].items()}
 
 
 @pytest.fixture(scope="module")
-def portable() -> dict[str, bytes]:
-    kernels, results = _portable_results(2)
-    assert kernels == "portable"
-    return results
+def paths() -> dict[str, dict[int, dict[str, bytes]]]:
+    """path -> threads -> results, for each path this machine has, each in its own process."""
+    out = {}
+    for path in machine_paths():
+        kernels, results = _path_results({"GGSPEC_NATIVE_KERNELS": path}, (2, 1, 3))
+        assert kernels == path
+        out[path] = results
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -191,17 +227,26 @@ def default() -> dict[str, bytes]:
 # --- the tests ------------------------------------------------------------------------------------
 
 
-def test_the_environment_variable_forces_the_portable_path(portable: dict[str, bytes]) -> None:
-    """The fixture ran with GGSPEC_NATIVE_PORTABLE=1 and reported the portable kernels; this
-    process reports the kernels it chose (avx2 on a CPU that has AVX2, FMA and F16C)."""
+def test_the_widest_path_is_chosen_and_the_variables_cap_it(paths: dict[str, dict[int, dict[str, bytes]]]) -> None:
+    """This process runs the widest path the CPU has; the fixture's processes ran each path
+    named by GGSPEC_NATIVE_KERNELS; GGSPEC_NATIVE_PORTABLE=1 wins over it; a path the CPU lacks
+    gives the widest below it, an unknown name the widest (with a line on stderr)."""
+    have = machine_paths()
+    assert set(paths) == set(have)
     name = ffi.string(lib.ggspec_backend_cpu_kernels()).decode()
-    assert name in ("portable", "avx2")
-    if os.environ.get("GGSPEC_NATIVE_PORTABLE", "") in ("", "0"):
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            flags = next((line.split() for line in f if line.startswith("flags")), [])
-        expected = "avx2" if {"avx2", "fma", "f16c"} <= set(flags) else "portable"
-        assert name == expected
-    assert set(portable) == {f"mul_mat_{n}" for n in MUL_MAT} | set(ELEMENTWISE)
+    if os.environ.get("GGSPEC_NATIVE_PORTABLE", "") in ("", "0") and not os.environ.get("GGSPEC_NATIVE_KERNELS"):
+        assert name == have[-1]
+    kernels, _ = _path_results({"GGSPEC_NATIVE_PORTABLE": "1", "GGSPEC_NATIVE_KERNELS": "avx512"}, ())
+    assert kernels == "portable"
+    kernels, _ = _path_results({"GGSPEC_NATIVE_KERNELS": "avx512"}, ())
+    assert kernels == have[-1]
+    env = {k: v for k, v in os.environ.items() if k not in ("GGSPEC_NATIVE_PORTABLE", "GGSPEC_NATIVE_KERNELS")}
+    proc = subprocess.run([sys.executable, __file__, "--emit", ""], env=dict(env, GGSPEC_NATIVE_KERNELS="avx9"),
+                          capture_output=True, text=True, check=True, timeout=600)
+    assert json.loads(proc.stdout.strip().splitlines()[-1])["kernels"] == have[-1]
+    assert "GGSPEC_NATIVE_KERNELS=avx9 is not one of portable, avx2, avx512" in proc.stderr
+    for results in paths.values():
+        assert set(results[2]) == {f"mul_mat_{n}" for n in MUL_MAT} | set(ELEMENTWISE)
 
 
 def _mul_mat_bound(name: str, got: bytes) -> None:
@@ -231,38 +276,70 @@ def _mul_mat_bound(name: str, got: bytes) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(MUL_MAT))
-def test_mul_mat_within_the_bound_on_both_paths(name: str, default: dict[str, bytes], portable: dict[str, bytes]) -> None:
+def test_mul_mat_within_the_bound_on_every_path(name: str, default: dict[str, bytes],
+                                                paths: dict[str, dict[int, dict[str, bytes]]]) -> None:
     _mul_mat_bound(name, default[f"mul_mat_{name}"])
-    _mul_mat_bound(name, portable[f"mul_mat_{name}"])
+    for results in paths.values():
+        _mul_mat_bound(name, results[2][f"mul_mat_{name}"])
 
 
-@pytest.mark.parametrize("name", ["add", "mul", "add_rows", "gelu", "silu", "soft_max", "cpy_q8_0"])
-def test_exact_kernels_give_the_portable_bytes(name: str, default: dict[str, bytes], portable: dict[str, bytes]) -> None:
-    assert default[name] == portable[name]
+@pytest.mark.parametrize("name", EXACT)
+def test_exact_kernels_give_the_portable_bytes(name: str, default: dict[str, bytes],
+                                               paths: dict[str, dict[int, dict[str, bytes]]]) -> None:
+    assert default[name] == paths["portable"][2][name]
+    for results in paths.values():
+        assert results[2][name] == paths["portable"][2][name]
 
 
-@pytest.mark.parametrize("name", ["add", "mul", "add_rows"])
+def test_the_simd_paths_give_each_others_bytes(default: dict[str, bytes],
+                                               paths: dict[str, dict[int, dict[str, bytes]]]) -> None:
+    """Every case, MUL_MAT and NORM included: the AVX-512 kernels keep the AVX2 ones' operation
+    order (simd_avx512.c); the test process's results are those of the path it chose."""
+    assert default == paths[ffi.string(lib.ggspec_backend_cpu_kernels()).decode()][2]
+    simd = [p for p in paths if p != "portable"]
+    if not simd:
+        pytest.skip("this CPU has no SIMD path")
+    for path in simd:
+        assert paths[path][2] == paths[simd[0]][2], path
+
+
+@pytest.mark.parametrize("name", ["add", "mul", "add_rows", "add_odd", "mul_odd"])
 def test_broadcast_binary_ops_match_numpy(name: str, default: dict[str, bytes]) -> None:
-    a = _f32(3, 3, 5, 48, scale=3.0)
-    b = np.tile(_f32(4, 3, 1, 16), (1, 5, 3)) if name != "add_rows" else _f32(5, 1, 5, 48)
-    fn: Callable[[Any, Any], Any] = np.multiply if name == "mul" else np.add
+    n = _row_length(name)
+    a = _f32(3, 3, 5, n, scale=3.0)
+    b = (_f32(5, 1, 5, 48) if name == "add_rows" else np.tile(_f32(4, 3, 1, 53), (1, 5, 1)) if n == 53
+         else np.tile(_f32(4, 3, 1, 16), (1, 5, 3)))
+    fn: Callable[[Any, Any], Any] = np.multiply if name.startswith("mul") else np.add
     assert default[name] == fn(a, b).astype(np.float32).tobytes()
 
 
-def test_q8_0_quantization_is_the_reference_rounding(default: dict[str, bytes]) -> None:
-    """CPY to Q8_0 (and MUL_MAT's conversion of b, the same function) gives the reference's bytes."""
-    assert default["cpy_q8_0"] == b"".join(quants.quantize_q8_0(row).tobytes() for row in _halves())
+def test_q8_0_quantization_is_the_reference_rounding(default: dict[str, bytes],
+                                                    paths: dict[str, dict[int, dict[str, bytes]]]) -> None:
+    """CPY to Q8_0 (and MUL_MAT's conversion of b, the same function) gives the reference's
+    bytes on every path."""
+    expected = b"".join(quants.quantize_q8_0(row).tobytes() for row in _halves())
+    assert default["cpy_q8_0"] == expected
+    for path, results in paths.items():
+        assert results[2]["cpy_q8_0"] == expected, path
 
 
-def test_norm_within_its_bound(default: dict[str, bytes], portable: dict[str, bytes]) -> None:
-    x = _f32(3, 3, 5, 48, scale=3.0)
-    d, p = (np.frombuffer(r["norm"], np.float32).reshape(x.shape) for r in (default, portable))
-    assert np.all(np.abs(d.astype(np.float64) - p) <= norm_atol(x, p, 1e-5))
+@pytest.mark.parametrize("name", ["norm", "norm_odd"])
+def test_norm_within_its_bound(name: str, default: dict[str, bytes], paths: dict[str, dict[int, dict[str, bytes]]]) -> None:
+    n = _row_length(name)
+    x = _f32(3, 3, 5, n, scale=3.0)
+    p = np.frombuffer(paths["portable"][2][name], np.float32).reshape(x.shape)
+    for r in (default, *(results[2] for results in paths.values())):
+        d = np.frombuffer(r[name], np.float32).reshape(x.shape)
+        assert np.all(np.abs(d.astype(np.float64) - p) <= norm_atol(x, p, 1e-5))
 
 
-def test_results_do_not_depend_on_the_thread_count(default: dict[str, bytes]) -> None:
+def test_results_do_not_depend_on_the_thread_count(default: dict[str, bytes],
+                                                   paths: dict[str, dict[int, dict[str, bytes]]]) -> None:
     for threads in (1, 3):
         assert _all_results(threads) == default
+    for path, results in paths.items():
+        for threads in (1, 3):
+            assert results[threads] == results[2], (path, threads)
 
 
 def test_graph_checks_pass_on_the_portable_path(tmp_path: Any) -> None:
@@ -280,6 +357,6 @@ def test_graph_checks_pass_on_the_portable_path(tmp_path: Any) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--emit":
-        res = _all_results(int(sys.argv[2]))
+        counts = [int(t) for t in sys.argv[2].split(",") if t]
         print(json.dumps({"kernels": ffi.string(lib.ggspec_backend_cpu_kernels()).decode(),
-                          "results": {k: v.hex() for k, v in res.items()}}))
+                          "results": {t: {k: v.hex() for k, v in _all_results(t).items()} for t in counts}}))
