@@ -38,7 +38,7 @@
 
 /*
  * Only the matrix product uses zmm16 .. zmm31 (its 28 accumulators). On the Xeon this was
- * written on, a short kernel that touches them, called from the baseline (SSE) code of ops.c,
+ * written on, a short kernel that touches them, called from the baseline (SSE) code of kernels.c,
  * ran 3-5 times slower than one that keeps to zmm0 .. zmm15 (measured: MUL_MAT Q4_0 256 at
  * 4.0 ms against 0.9 ms); so every loop of the other kernels starts with this statement, which
  * tells gcc those registers do not survive it, and gcc keeps the loop's values in zmm0 .. zmm15.
