@@ -290,6 +290,18 @@ def test_add_mul_scale_are_exact(gpu: Any) -> None:
     assert got.tobytes() == want.tobytes() == cpu.tobytes()
 
 
+def test_subnormal_operands_and_results_are_kept(gpu: Any) -> None:
+    """ADD / MUL are "bytes, exactly" (Tolerances); WGSL would let a driver flush subnormals, which
+    would show here (docs/webgpu.md)."""
+    sub = (np.arange(1, 65, dtype=np.uint32) * 12345).view(np.float32).reshape(2, 32)
+    tiny = np.full((2, 32), 2.0**-126, np.float32)
+    quarter = np.full((2, 32), 0.25, np.float32)
+    for fn, a, b, want in ((lib.ggspec_add, sub, sub, sub + sub), (lib.ggspec_mul, tiny, quarter, tiny * quarter),
+                           (lib.ggspec_add, tiny, -sub, tiny - sub)):
+        got, cpu = both(gpu, lambda c, t, fn=fn: fn(c, t[0], t[1]), [(F32, a), (F32, b)])
+        assert got.tobytes() == want.tobytes() == cpu.tobytes()
+
+
 def _halves_and_edges() -> np.ndarray:
     """F32 values that stress CORE-50: every tie class, subnormal halves, overflow, NaN, -0."""
     ties = np.arange(0, 1 << 16, 7, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)
