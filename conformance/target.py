@@ -196,6 +196,11 @@ class Target(Protocol):
         """Free the tensor context and make a new one in the same memory (same addresses)."""
         raise MissingSymbol(getattr(self, "name", "target"), "a context in reusable memory")
 
+    def context_init(self, mem_size: int) -> None:
+        """`ggml_init` with mem_buffer NULL, this mem_size and no_alloc true, then `ggml_free`
+        (CORE-79: the pool is allocated or ggml_init aborts)."""
+        raise MissingSymbol(getattr(self, "name", "target"), "ggml_init with a chosen mem_size")
+
     def buffer_counting_frees(self, size: int) -> Handle:
         """A CPU buffer of `size` bytes whose free_buffer entry counts its calls, then frees."""
         raise MissingSymbol(getattr(self, "name", "target"), "a counting free_buffer entry")

@@ -216,13 +216,14 @@ class Context:
 
 @checked
 def init(world: World, mem_size: int = 16 << 20, no_alloc: bool = True) -> Context:
-    """`ggml_init`: a new context. The model keeps no pool, so `mem_size` is only checked: a
-    size_t, whose padding to the pool's alignment wraps in rc.8 (BUFT-7's erratum): profile
-    fixed refuses such a size, as an allocation that cannot succeed."""
+    """`ggml_init` with `mem_buffer` NULL: a new context. The model keeps no pool, so only its
+    size is checked, as CORE-79 says: "`mem_size` (16 when it is 0) rounded up to a multiple of
+    16 in `size_t` arithmetic" must be a request the host can give; 0 (the rounding of a size
+    within 15 bytes of SIZE_MAX wraps to 0) or more than the host limit aborts."""
     if not 0 <= mem_size <= SIZE_MAX:
         raise ValueError(f"mem_size is a size_t, got {mem_size}")
-    if world.fixed and mem_size > SIZE_MAX - (MEM_ALIGN - 1):
-        raise ValueError(f"BUFT-7: mem_size {mem_size} wraps when padded to {MEM_ALIGN} bytes")
+    padded = ((mem_size or MEM_ALIGN) + MEM_ALIGN - 1) % (SIZE_MAX + 1) // MEM_ALIGN * MEM_ALIGN
+    require(0 < padded <= world.host_limit, "CORE-79")
     return Context(world, no_alloc)
 
 

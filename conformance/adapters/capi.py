@@ -57,6 +57,13 @@ class CApiTarget:
         params.no_alloc = no_alloc
         return self.fn("init")(params[0])
 
+    def context_init(self, mem_size: int) -> None:
+        params = self.ffi.new(f"struct {self.p}init_params *")
+        params.mem_size = mem_size
+        params.mem_buffer = self.ffi.NULL
+        params.no_alloc = True
+        self.fn("free")(self.fn("init")(params[0]))
+
     def context_rebuild(self) -> None:
         """Free the tensor context and make a new one in the same memory, as whisper.cpp builds
         each graph in one static buffer: from the second rebuild on, the tensors made in the same

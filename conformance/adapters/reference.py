@@ -11,6 +11,7 @@ from ggspec.reference import copy as C
 from ggspec.reference import cpu, graph, ops, tdata, vdev
 from ggspec.reference import graph_copy as GC
 from ggspec.reference import sched as S
+from ggspec.reference import tensor as TN
 from ggspec.reference.alloc import Tallocr
 from ggspec.reference.backend import Backend
 from ggspec.reference.buffer import Buffer, BufferInterface, BufferType
@@ -124,6 +125,9 @@ class ReferenceTarget:
         iface = BufferInterface(**{**probe.iface.__dict__, "get_base": None})
         BF.buffer_free(probe)
         return BF.buffer_init(self.world, base, iface, None, size)
+
+    def context_init(self, mem_size: int) -> None:
+        TN.free(TN.init(self.world, mem_size, True))
 
     def context_rebuild(self) -> None:
         """A new tensor context in the old one's memory, which is freed first: the same tensors

@@ -199,3 +199,22 @@ def contexts_release_their_own_pool(t: Target, rec: Recorder, rounds: int) -> No
         return one_round
 
     rec("the heap grows with the rounds", leaks(t, make_round))
+
+
+# --- ggml_init's own pool (CORE-79) ----------------------------------------------------------------
+
+SIZE_MAX = 2**64 - 1
+#: pool sizes at CORE-79's edges: the largest whose rounding does not wrap (no host gives it), the
+#: first that wraps to 0 and the last, one beyond any address space (a pool a host gives is CORE-6's)
+POOL_SIZES = (SIZE_MAX - 15, SIZE_MAX - 14, SIZE_MAX, 2**48)
+
+
+@example(mem_size=SIZE_MAX)
+@example(mem_size=SIZE_MAX - 14)
+@example(mem_size=SIZE_MAX - 15)
+@check("CORE-79", mem_size=st.sampled_from(POOL_SIZES))
+def init_aborts_without_its_pool(t: Target, rec: Recorder, mem_size: int) -> None:
+    """ggml_init with mem_buffer NULL and `mem_size`: a size whose rounding to 16 wraps to 0
+    (rc.8's allocator returns NULL for 0 bytes), or one no host gives, aborts
+    "ctx->mem_buffer != NULL" (deterministic at the edges)."""
+    t.context_init(mem_size)

@@ -59,7 +59,7 @@ struct ggspec_context * ggspec_init(struct ggspec_init_params params) {
     size_t mem_size = params.mem_size == 0 ? GGSPEC_MEM_ALIGN : params.mem_size;
     void * mem = params.mem_buffer;
     if (mem == NULL) {
-        /* BUFT-7 (profile fixed): a pool size whose padding wraps cannot be allocated */
+        /* CORE-79: a pool size whose rounding wraps (to 0, in rc.8) cannot be allocated */
         if (mem_size <= SIZE_MAX - (GGSPEC_MEM_ALIGN - 1)) {
             mem_size = pad_to(mem_size, GGSPEC_MEM_ALIGN);
             mem = aligned_alloc(GGSPEC_MEM_ALIGN, mem_size);

@@ -162,7 +162,8 @@ def test_async_host_memory_is_checked_and_kept_alive() -> None:
 
 
 def test_sizes_that_wrap_are_refused() -> None:
-    """BUFT-7, profile fixed: the CPU type's size + 64 and ggml_init's padding must not wrap."""
+    """BUFT-7, profile fixed: the CPU type's size + 64 must not wrap; ggml_init's rounding that
+    would wrap (CORE-79, where the C code aborts) is refused by the wrapper before the call."""
     for size in (2**64 - 1, 2**64 - 64):
         with pytest.raises(SpecViolation) as err:
             buffer.buft_alloc_buffer(cpu.cpu_buffer_type(), size)
