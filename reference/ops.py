@@ -353,6 +353,14 @@ def norm(ctx: Context, a: Tensor, eps: float) -> Tensor:
     return _op(dup_tensor(ctx, a), Op.NORM, a, params=struct.pack("<f", eps))
 
 
+@implements("CORE-40")
+@checked
+def norm_inplace(ctx: Context, a: Tensor, eps: float) -> Tensor:
+    """CORE-40: `ggml_norm_inplace(ctx, a, eps)`: a view of all of `a` made the NORM node. "The
+    in-place form does not look at the gradient": no abort when `a` has one, and no gradient."""
+    return _op(view_tensor(ctx, a), Op.NORM, a, params=struct.pack("<f", eps))
+
+
 @implements("CORE-41")
 @checked
 def soft_max_ext(ctx: Context, a: Tensor, mask: Tensor | None, scale: float) -> Tensor:

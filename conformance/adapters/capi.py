@@ -466,7 +466,7 @@ class CApiTarget:
             return self.fn(f"reshape_{len(ints)}d")(self.ctx, a, *ints)
         if kind == "permute":
             return self.fn("permute")(self.ctx, a, *ints[:4])
-        if kind in ("scale", "norm"):
+        if kind in ("scale", "norm", "norm_inplace"):
             return self.fn(kind)(self.ctx, a, float(params[0]))
         if kind == "soft_max_ext":
             return self.fn("soft_max_ext")(self.ctx, a, self._ptr(b), float(params[0]))

@@ -597,6 +597,8 @@ def build_op(ctx: Context, kind: str, srcs: Sequence[Tensor | None], params: Seq
         return ops.scale(ctx, a, float(params[0]))
     if kind == "norm":
         return ops.norm(ctx, a, float(params[0]))
+    if kind == "norm_inplace":
+        return ops.norm_inplace(ctx, a, float(params[0]))
     if kind == "soft_max_ext":
         return ops.soft_max_ext(ctx, a, b, float(params[0]))
     if kind == "soft_max":

@@ -22,7 +22,7 @@ from ggspec.reference.quants import fp32_to_fp16, quantize_q4_0, quantize_q8_0
 from ggspec.reference.types import GGMLType, blck_size, type_size
 from hypothesis import strategies as st
 
-from ..harness import Recorder, check
+from ..harness import Recorder, check, example
 from ..strategies import Placement, TensorSpec, ViewSpec, ascii_names, placements, tensor_specs, view_specs
 from ..target import Handle, Target
 from ._graphs import Scene
@@ -451,6 +451,20 @@ def get_rows_indices_i32(t: Target, rec: Recorder, shapes: tuple[int, Shape, Sha
 def norm_keeps_its_epsilon(t: Target, rec: Recorder, a: TensorSpec, eps: float, memory: bool) -> None:
     x = _make(t, a.type, a.ne, "a", memory)
     _record(t, rec, t.op("norm", [x], (eps,)), {"a": x})
+
+
+@example(a=TensorSpec(F32, (4, 2)), grad=True)
+@check("CORE-40", a=tensor_specs(type_=st.sampled_from([F32, F16])), grad=st.booleans())
+def norm_inplace_ignores_the_gradient(t: Target, rec: Recorder, a: TensorSpec, grad: bool) -> None:
+    """norm_inplace is NORM on a view of all of `a`; with a gradient on `a` it does not abort
+    (norm does: CORE-49, ops.unimplemented_cases_abort) and the node has no gradient
+    (deterministic: F32[4, 2] with a gradient)."""
+    x = t.new_tensor(a.type, a.ne, "a")
+    if grad:
+        t.set_param(x)
+    result = t.op("norm_inplace", [x], (1e-5,))
+    _record(t, rec, result, {"a": x})
+    rec("has a gradient", t.tensor_grad(result) is not None)
 
 
 @st.composite
