@@ -750,7 +750,7 @@ def check_allocation(rec: AllocationRecord, inputs_from_start: bool = True) -> l
     ]  # fmt: skip
     for t in blocks:
         at = nonnull(t.data, "ALLOC-1", f"the data of {t.key}")
-        if at % rec.alignment != 0 or at + t.alloc_size > rec.base + rec.size:
+        if at % rec.alignment != 0 or at < rec.base or at + t.alloc_size > rec.base + rec.size:
             out.append(("ALLOC-17", f"{t.key} at {t.data:#x} (+{t.alloc_size}) is misaligned or outside the buffer"))
 
     def live(t: TensorRecord, outputs: bool, inputs: bool) -> tuple[int, int]:

@@ -221,11 +221,14 @@ def out_of_space(t: Target, rec: Recorder, placement: Placement, size: int, exce
     t.gallocr_alloc_graph(t.gallocr_new(), talloc, g)
 
 
-@check("ALLOC-7", "ALLOC-6", size=st.integers(1, 512), parts=st.integers(1, 3), next_size=st.integers(0, 64))
+@example(size=64, parts=1, next_size=0)
+@check("ALLOC-7", "ALLOC-6", "ALLOC-17", size=st.integers(1, 512), parts=st.integers(1, 3), next_size=st.integers(0, 64))
 def alloc_after_the_last_byte(t: Target, rec: Recorder, size: int, parts: int, next_size: int) -> None:
     """Tensors that fill the buffer to its last byte, then one more: rc.8 reads outside its
     free-range list (erratum ALLOC-7: undefined under rc8); fixed aborts with the message, or
-    places a tensor of 0 bytes at the buffer's end (rc.8: at the address its read made)."""
+    places a tensor of 0 bytes at the buffer's end, inside the buffer as ALLOC-17 counts a
+    0-byte block (rc.8: at the address its read made, outside; deterministic: 64 bytes in one
+    piece, then 0)."""
     mem = t.host_alloc(size)
     talloc = t.tallocr_new(mem, size, 1)
     cuts = [size * (i + 1) // parts - size * i // parts for i in range(parts)]
