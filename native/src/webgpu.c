@@ -125,6 +125,8 @@ static const char * const kernel_names[K_COUNT] = {
 #define WG_SLOTS 4        /* storage buffers bound per dispatch */
 #define WG_PARAM_WORDS 64 /* the uniform block: array<vec4<u32>, 16> */
 #define WG_WORKGROUP 64
+/* a dispatch's (slot of src0, slot of src1): src0 in 0..1, src1 in 0..2 (the destination is slot 0) */
+#define WG_SLOT_PAIRS 6
 
 struct wg_readback { /* a get whose host bytes are written when the queue is waited for */
     WGPUBuffer staging;
@@ -147,7 +149,7 @@ struct wg_device {
     WGPUShaderModule               module;
     WGPUBindGroupLayout            layout;
     WGPUPipelineLayout             pipeline_layout;
-    WGPUComputePipeline            pipelines[K_COUNT];
+    WGPUComputePipeline            pipelines[K_COUNT][WG_SLOT_PAIRS]; /* made on first use */
     WGPUBuffer                     dummy[WG_SLOTS]; /* bound to unused slots (each its own) */
     struct VD(backend_buffer_type) buft;
     struct wg_readback *           reads;
@@ -267,7 +269,9 @@ static WGPUBuffer new_buffer(struct wg_device * dev, uint64_t size, WGPUBufferUs
 
 static void device_release(struct wg_device * dev) {
     for (int k = 0; k < K_COUNT; k++) {
-        if (dev->pipelines[k] != NULL) W.ComputePipelineRelease(dev->pipelines[k]);
+        for (int p = 0; p < WG_SLOT_PAIRS; p++) {
+            if (dev->pipelines[k][p] != NULL) W.ComputePipelineRelease(dev->pipelines[k][p]);
+        }
     }
     for (int s = 0; s < WG_SLOTS; s++) {
         if (dev->dummy[s] != NULL) W.BufferRelease(dev->dummy[s]);
@@ -302,6 +306,24 @@ static const char * backend_type_name(WGPUBackendType t) {
 }
 
 static void buft_setup(struct wg_device * dev);
+
+/* kernel k's pipeline for sources in slots s1 (0..1) and s2 (0..2), made on first use */
+static WGPUComputePipeline pipeline(struct wg_device * dev, enum wg_kernel k, uint32_t s1, uint32_t s2) {
+    const int pair = (int)(s1 * 3 + s2);
+    if (dev->pipelines[k][pair] == NULL) {
+        WGPUConstantEntry constants[2] = {
+            { .key = sv("S1"), .value = (double)s1 },
+            { .key = sv("S2"), .value = (double)s2 },
+        };
+        WGPUComputePipelineDescriptor cdesc = {
+            .label = sv(kernel_names[k]), .layout = dev->pipeline_layout,
+            .compute = { .module = dev->module, .entryPoint = sv(kernel_names[k]), .constantCount = 2,
+                         .constants = constants },
+        };
+        dev->pipelines[k][pair] = W.DeviceCreateComputePipeline(dev->device, &cdesc);
+    }
+    return dev->pipelines[k][pair];
+}
 
 static struct wg_device * device_start(const char * lib_path, char * why, size_t n) {
     if (lib_path == NULL || lib_path[0] == '\0') {
@@ -411,12 +433,8 @@ static struct wg_device * device_start(const char * lib_path, char * why, size_t
     WGPUPipelineLayoutDescriptor pdesc = { .label = sv("ggspec"), .bindGroupLayoutCount = 1,
                                            .bindGroupLayouts = &dev->layout };
     dev->pipeline_layout = W.DeviceCreatePipelineLayout(dev->device, &pdesc);
-    for (int k = 0; k < K_COUNT; k++) {
-        WGPUComputePipelineDescriptor cdesc = {
-            .label = sv(kernel_names[k]), .layout = dev->pipeline_layout,
-            .compute = { .module = dev->module, .entryPoint = sv(kernel_names[k]) },
-        };
-        dev->pipelines[k] = W.DeviceCreateComputePipeline(dev->device, &cdesc);
+    for (int k = 0; k < K_COUNT; k++) { /* the slot layout of a first dispatch: src0 in 1, src1 in 2 */
+        pipeline(dev, (enum wg_kernel)k, 1, 2);
     }
     for (int s = 0; s < WG_SLOTS; s++) {
         dev->dummy[s] = new_buffer(dev, 4, WGPUBufferUsage_Storage, false);
@@ -479,7 +497,10 @@ static void dispatch(struct wg_device * dev, WGPUComputePassEncoder pass, enum w
     const uint32_t per_dim = dev->limits.maxComputeWorkgroupsPerDimension;
     const uint32_t x = groups < per_dim ? groups : per_dim;
     const uint32_t y = (groups + x - 1) / x;
-    W.ComputePassEncoderSetPipeline(pass, dev->pipelines[k]);
+    /* words[12], words[24]: the sources' slots (bind_tensor hands them out in order, so src0
+       is in 0..1 and src1 in 0..2; an unused source keeps slot 0's word and reads nothing) */
+    const uint32_t s1 = words[12] <= 1 ? words[12] : 1, s2 = words[24] <= 2 ? words[24] : 2;
+    W.ComputePassEncoderSetPipeline(pass, pipeline(dev, k, s1, s2));
     W.ComputePassEncoderSetBindGroup(pass, 0, group, 0, NULL);
     W.ComputePassEncoderDispatchWorkgroups(pass, x, y, 1);
     W.BindGroupRelease(group); /* the pass keeps what it uses */

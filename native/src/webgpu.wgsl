@@ -3,7 +3,7 @@
 // Every dispatch binds four storage buffers B0..B3 (each a different GPU buffer: WebGPU
 // forbids a writable binding that aliases another) and a uniform block P. A tensor is
 // described in P by 12 words: buffer slot, type, byte offset, pad, ne[4], nb[4] (bytes);
-// tensor 0 is the destination, 1 and 2 the sources. Words 36.. hold the thread count and
+// tensor 0 is the destination (slot 0), 1 and 2 the sources. Words 36.. hold the thread count and
 // the op's parameters. Memory is addressed in bytes and read as 32-bit words, so F16
 // elements at any even offset and byte ranges at any offset are reached exactly.
 //
@@ -52,7 +52,15 @@ fn mergew(s: u32, w: u32, mask: u32, v: u32) {
     }
 }
 
-fn tslot(k: u32) -> u32 { return pu(k * 12u); }
+// The slots of tensors 1 and 2 are pipeline constants (tensor 0, the destination, is always
+// slot 0): with them known when the pipeline is made, the slot switches in ldw/stw fold away.
+override S1: u32 = 1u;
+override S2: u32 = 2u;
+fn tslot(k: u32) -> u32 {
+    if (k == 0u) { return 0u; }
+    if (k == 1u) { return S1; }
+    return S2;
+}
 fn ttype(k: u32) -> u32 { return pu(k * 12u + 1u); }
 fn tne(k: u32, d: u32) -> u32 { return pu(k * 12u + 4u + d); }
 fn tnb(k: u32, d: u32) -> u32 { return pu(k * 12u + 8u + d); }
