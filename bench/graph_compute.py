@@ -117,7 +117,7 @@ def _timed(run: Any) -> float:
 
 
 def _spec(op: str, wt: str, n: int) -> Any:
-    from ggspec.conformance.graphspec import GraphSpec, Leaf, Node
+    from ggspec.conformance.inputs.graphspec import GraphSpec, Leaf, Node
     from ggspec.reference.types import GGMLType
 
     if op == "mul_mat":
@@ -131,7 +131,7 @@ def _spec(op: str, wt: str, n: int) -> Any:
 def worker_ggml(impl: str, threads: int, quick: bool) -> dict[str, Any]:
     import numpy as np
     from ggspec.conformance.checks._placement import place_all
-    from ggspec.conformance.graphspec import build
+    from ggspec.conformance.inputs.graphspec import build
 
     t = make_target(impl)
     cpu = t.cpu_init()
@@ -164,7 +164,7 @@ def _numpy_case(op: str, arrays: dict[str, Any]) -> Any:
 
 def worker_numpy(threads: int, quick: bool) -> dict[str, Any]:
     import numpy as np
-    from ggspec.conformance.graphspec import leaf_bytes
+    from ggspec.conformance.inputs.graphspec import leaf_bytes
     from ggspec.reference.quants import dequantize_q4_0
 
     out: dict[str, Any] = {}

@@ -74,7 +74,7 @@ def case_name(op: str, wt: str, n: int) -> str:
 
 
 def _spec(op: str, wt: str, n: int) -> Any:
-    from ggspec.conformance.graphspec import GraphSpec, Leaf, Node
+    from ggspec.conformance.inputs.graphspec import GraphSpec, Leaf, Node
     from ggspec.reference.types import GGMLType
 
     f32 = int(GGMLType.F32)
@@ -111,7 +111,7 @@ def _timed(run: Callable[[], Any], threads: int) -> float:
 def worker_ggml(impl: str, threads: int, quick: bool) -> dict[str, Any]:
     import numpy as np
     from ggspec.conformance.checks._placement import place_all
-    from ggspec.conformance.graphspec import build
+    from ggspec.conformance.inputs.graphspec import build
 
     t = make_target("native" if impl.startswith("native") else impl)
     cpu = t.cpu_init()
@@ -151,7 +151,7 @@ def _numpy_case(op: str, arrays: dict[str, Any]) -> Callable[[], Any]:
 
 def worker_numpy(threads: int, quick: bool) -> dict[str, Any]:
     import numpy as np
-    from ggspec.conformance.graphspec import leaf_bytes
+    from ggspec.conformance.inputs.graphspec import leaf_bytes
     from ggspec.reference.quants import dequantize_q4_0
 
     out: dict[str, Any] = {}

@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from ggspec.conformance.adapters import make_target  # noqa: E402
-from ggspec.conformance.graphspec import GraphSpec, Leaf, Node, build  # noqa: E402
+from ggspec.conformance.inputs.graphspec import GraphSpec, Leaf, Node, build  # noqa: E402
 from ggspec.conformance.target import Target, VDevParams  # noqa: E402
 from ggspec.reference import sched as S  # noqa: E402
 from ggspec.reference.clauses import Profile  # noqa: E402

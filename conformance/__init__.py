@@ -1,7 +1,76 @@
-"""ggspec's conformance suite: adapters, strategies, checks, the runner and the report.
+"""ggspec's conformance suite: the engine, what checks draw, the checks, the adapters, the reports
+and the tools.
 
-`ggspec check` (conformance.cli) runs every check against one target and prints a per-clause
+`ggspec check` (tools/cli.py) runs every check against one target and prints a per-clause
 table. Checks are plain scenario functions over the `Target` protocol (target.py); the runner
-(runner.py) runs them through hypothesis, on the reference and on the target, in forked workers
-so that a crashing target costs one verdict, not the run.
+(engine/runner.py) runs them through hypothesis, on the reference and on the target, in forked
+workers so that a crashing target costs one verdict, not the run.
+
+The folders, in the order they may import each other (each imports only those above it; tools/
+imports anything; tests/test_layers.py walks the imports, deferred ones included):
+
+    target.py, target_names.py  the protocol every adapter implements; what a target name says
+    engine/     runs one example on the reference and on a target and judges it (registry,
+                differential, isolate, after_ub), runs checks and gathers verdicts (runner,
+                results, stream); plugins.py is where the packages below plug in
+    adapters/   the targets: reference, native, the C-API adapter, external/rc8/ggml-python builds,
+                their version drift (drift.py) and C reproducers (creproducer.py)
+    inputs/     what checks draw: graphspec (graphs as data), strategies, graph_strategies,
+                fixtures, sched_scope (every tiny scheduler case)
+    checks/     one module per spec chapter (check names AREA.function), the state machines,
+                the deterministic examples
+    reports/    what a run found, written out: terminal/JSON/JUnit (report), html, baseline,
+                merge, known (the known-failures files' code)
+    tools/      the commands: cli, pytest_plugin, compare, explain, listing, replay, select,
+                vectors, sitegen, trace, versions
+    known/, vectors/  data: the shipped known-failures files and graph vectors
+
+reports/ import only engine.results; the engine never imports an adapter, a check or a tool:
+this module plugs the defaults into engine.plugins (below). The old flat module paths
+(`ggspec.conformance.strategies`, `.replay`, `.harness`, `.runner`, ...) stay as aliases
+(_moved.py), so printed reproducers and commands keep working.
 """
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ggspec.reference.clauses import Profile
+
+from .engine.plugins import PLUGINS
+
+if TYPE_CHECKING:
+    from .target import Target
+
+
+def _make_target(name: str, profile: Profile | None) -> Target:
+    from .adapters import make_target
+
+    return make_target(name, profile)
+
+
+def _enter_pristine_worker() -> None:
+    from .adapters.capi import enter_pristine_worker
+
+    enter_pristine_worker()
+
+
+def _c_reproducer(exc: BaseException, directory: Path | None) -> str:
+    from .adapters.creproducer import note_for
+
+    return note_for(exc, directory)
+
+
+def _vector(exc: BaseException, repro_dir: str | None, seed: int | None) -> str:
+    from .tools.vectors import note_for
+
+    return note_for(exc, repro_dir, seed)
+
+
+PLUGINS.make_target = _make_target
+PLUGINS.enter_pristine_worker.append(_enter_pristine_worker)
+PLUGINS.check_packages.append(f"{__name__}.checks")
+PLUGINS.preload.extend(f"{__name__}.adapters.{m}" for m in ("capi", "native", "reference"))
+PLUGINS.c_reproducer = _c_reproducer
+PLUGINS.vector = _vector

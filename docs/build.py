@@ -22,7 +22,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from ggspec.conformance import sitegen, versions
+from ggspec.conformance.tools import sitegen, versions
 from ggspec.reference.clauses import catalogue
 
 DOCS = Path(__file__).resolve().parent

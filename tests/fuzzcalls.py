@@ -247,7 +247,7 @@ def _short(a: Any) -> str:
 
 def run_batch(api: Api, calls: Sequence[Call]) -> Tally:
     """Play `calls` against `api` in this process; the tally of how each call ended."""
-    from ggspec.conformance.isolate import report
+    from ggspec.conformance.engine.isolate import report
 
     session = _Session(api)
     tally = Tally()
@@ -279,7 +279,7 @@ def run_forked_batch(api_name: str, calls: Sequence[Call], timeout: float = 120.
     The ending is "ok", "segfault", "abort", "signal N", "timeout" or "error" (the interpreter
     itself raised); a crash's tally holds what the worker reported before it died.
     """
-    from ggspec.conformance.isolate import run_forked
+    from ggspec.conformance.engine.isolate import run_forked
 
     api = load_api(api_name)  # loaded once, in the parent: every worker starts from it
     res = run_forked(lambda: run_batch(api, calls), timeout=timeout)

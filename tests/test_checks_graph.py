@@ -11,12 +11,13 @@ import numpy as np
 import pytest
 from ggspec.conformance.adapters import make_target
 from ggspec.conformance.adapters.rc8 import CannotFetch
-from ggspec.conformance.approx import Approx, decode, mul_mat_atol
 from ggspec.conformance.checks._graphs import Scene, record_graph, run_spec
-from ggspec.conformance.graphspec import GraphSpec
-from ggspec.conformance.harness import CHECKS, Recorder
-from ggspec.conformance.runner import RunConfig, load_checks, run_check, run_check_here
-from ggspec.conformance.strategies import graph_specs
+from ggspec.conformance.engine.approx import Approx, decode, mul_mat_atol
+from ggspec.conformance.engine.registry import CHECKS, Recorder
+from ggspec.conformance.engine.results import RunConfig
+from ggspec.conformance.engine.runner import load_checks, run_check, run_check_here
+from ggspec.conformance.inputs.graphspec import GraphSpec
+from ggspec.conformance.inputs.strategies import graph_specs
 from ggspec.conformance.target import TensorInfo
 from ggspec.reference.clauses import Profile, catalogue
 from ggspec.reference.types import GGMLType

@@ -9,10 +9,12 @@ import pytest
 from ggspec.conformance.adapters import make_target
 from ggspec.conformance.adapters.external import ExternalTarget
 from ggspec.conformance.adapters.rc8 import CannotFetch
-from ggspec.conformance.graphspec import GraphSpec, Leaf, Node
-from ggspec.conformance.harness import CHECKS, run_on_reference, run_on_target
-from ggspec.conformance.runner import RunConfig, load_checks, run_check, verdicts
-from ggspec.conformance.strategies import Placement
+from ggspec.conformance.engine.differential import run_on_reference, run_on_target
+from ggspec.conformance.engine.registry import CHECKS
+from ggspec.conformance.engine.results import RunConfig, verdicts
+from ggspec.conformance.engine.runner import load_checks, run_check
+from ggspec.conformance.inputs.graphspec import GraphSpec, Leaf, Node
+from ggspec.conformance.inputs.strategies import Placement
 from ggspec.conformance.target import Target
 from ggspec.reference.clauses import Profile, UndefinedBehaviour
 from ggspec.reference.types import GGMLType

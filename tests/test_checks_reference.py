@@ -9,8 +9,9 @@ the state machine must run its lifecycles without a disagreement between two ref
 from __future__ import annotations
 
 import pytest
-from ggspec.conformance.harness import CHECKS
-from ggspec.conformance.runner import RunConfig, load_checks, run_check_here
+from ggspec.conformance.engine.registry import CHECKS
+from ggspec.conformance.engine.results import RunConfig
+from ggspec.conformance.engine.runner import load_checks, run_check_here
 from ggspec.reference.clauses import Profile, catalogue
 
 load_checks()

@@ -11,9 +11,11 @@ prints its reproducer.
 from __future__ import annotations
 
 import pytest
-from ggspec.conformance.graphspec import GraphSpec, Leaf, Node
-from ggspec.conformance.harness import CHECKS, run_on_target
-from ggspec.conformance.runner import RunConfig, load_checks, run_check, run_check_here
+from ggspec.conformance.engine.differential import run_on_target
+from ggspec.conformance.engine.registry import CHECKS
+from ggspec.conformance.engine.results import RunConfig
+from ggspec.conformance.engine.runner import load_checks, run_check, run_check_here
+from ggspec.conformance.inputs.graphspec import GraphSpec, Leaf, Node
 from ggspec.conformance.target import SchedPlan
 from ggspec.reference.clauses import Profile, catalogue, clause
 
@@ -85,10 +87,10 @@ def test_lazy_device_reads_reused_memory(target: str) -> None:
     only at the next synchronize; by then the allocator has given its memory to a later CPU
     node, and the device computes with that node's values. An eager device gets it right."""
     from ggspec.conformance.adapters import make_target
-    from ggspec.conformance.approx import decode
     from ggspec.conformance.checks import sched as C
     from ggspec.conformance.checks._graphs import raw
-    from ggspec.conformance.strategies import SchedCase, SchedGraph, SchedSetup
+    from ggspec.conformance.engine.approx import decode
+    from ggspec.conformance.inputs.strategies import SchedCase, SchedGraph, SchedSetup
     from ggspec.conformance.target import VDevParams
 
     _available(target)
@@ -126,7 +128,7 @@ def test_measured_size_can_fall_short(target: str) -> None:
     build of the same graph: under rc.8 (profile rc8) the device's buffer, of exactly the measured size, is too small
     (the measuring allocator placed `mul7` after the exhausted range, the real one before it)."""
     from ggspec.conformance.checks import sched as C
-    from ggspec.conformance.strategies import SchedCase, SchedGraph, SchedSetup
+    from ggspec.conformance.inputs.strategies import SchedCase, SchedGraph, SchedSetup
     from ggspec.conformance.target import VDevParams
 
     _available(target)

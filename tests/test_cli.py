@@ -66,7 +66,7 @@ def test_clause_prints_head_and_prose() -> None:
 
 
 def test_list_prints_clauses_with_checks_and_checks_with_clauses() -> None:
-    from ggspec.conformance.runner import load_checks
+    from ggspec.conformance.engine.runner import load_checks
     from ggspec.reference.clauses import catalogue
 
     proc = ggspec("list", "--clauses")
@@ -84,8 +84,8 @@ def test_list_prints_clauses_with_checks_and_checks_with_clauses() -> None:
 
 
 def test_selection_by_clause_area_name_and_glob_not_substring() -> None:
-    from ggspec.conformance.runner import load_checks
-    from ggspec.conformance.select import SelectionError, matching, select
+    from ggspec.conformance.engine.runner import load_checks
+    from ggspec.conformance.tools.select import SelectionError, matching, select
 
     checks = load_checks()
     assert matching("TDATA-3", checks) == {n for n, c in checks.items() if "TDATA-3" in c.clauses} != set()
@@ -117,14 +117,14 @@ def test_deselect_runs_the_rest() -> None:
 
 
 def _verdict(cid: str, status: str, checks: list[str]) -> object:
-    from ggspec.conformance.runner import ClauseVerdict
+    from ggspec.conformance.engine.results import ClauseVerdict
 
     return ClauseVerdict(cid, "t", "behaviour", status, 1, "d", checks)
 
 
 def test_known_failures_become_xfail_and_passing_ones_xpass(tmp_path: Path) -> None:
-    from ggspec.conformance import known
-    from ggspec.conformance.runner import load_checks
+    from ggspec.conformance.engine.runner import load_checks
+    from ggspec.conformance.reports import known
 
     f = tmp_path / "k.toml"
     f.write_text('[[known]]\nclause = "CPU-19"\nreason = "plan copies nodes"\ntargets = ["rc8*"]\n'
@@ -155,8 +155,9 @@ def test_an_xpass_is_reported_and_fails_only_under_strict(tmp_path: Path) -> Non
 
 
 def test_a_missing_symbol_is_unsupported_not_a_failure() -> None:
-    import ggspec.conformance.harness as harness
-    from ggspec.conformance.runner import RunConfig, load_checks, run_check_here, verdicts
+    import ggspec.conformance.engine.differential as harness
+    from ggspec.conformance.engine.results import RunConfig, verdicts
+    from ggspec.conformance.engine.runner import load_checks, run_check_here
     from ggspec.conformance.target import MissingSymbol
     from ggspec.reference.clauses import Profile
 
@@ -187,8 +188,8 @@ def test_a_missing_symbol_is_unsupported_not_a_failure() -> None:
 
 
 def test_shipped_known_files_are_valid_and_the_default_of_their_target() -> None:
-    from ggspec.conformance import known
-    from ggspec.conformance.runner import load_checks
+    from ggspec.conformance.engine.runner import load_checks
+    from ggspec.conformance.reports import known
 
     for target, name in known.DEFAULTS.items():
         path = known.default_for(target)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ggspec.conformance.compare import Column, parse_target, table, write_html
-from ggspec.conformance.runner import ClauseVerdict
+from ggspec.conformance.engine.results import ClauseVerdict
+from ggspec.conformance.tools.compare import Column, parse_target, table, write_html
 from ggspec.reference.clauses import Profile, catalogue
 
 

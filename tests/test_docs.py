@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ggspec.conformance import sitegen
+from ggspec.conformance.tools import sitegen
 from ggspec.reference.clauses import catalogue
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -219,8 +219,8 @@ def test_explain_drawing_in_the_browser(tmp_path: Path) -> None:
         if IN_CI:
             pytest.fail("CI=true but Graphviz's dot is missing (apt-get install graphviz)")
         pytest.skip("Graphviz's dot is missing")
-    from ggspec.conformance.explain import explain, svg
-    from ggspec.conformance.fixtures import FIXTURES
+    from ggspec.conformance.inputs.fixtures import FIXTURES
+    from ggspec.conformance.tools.explain import explain, svg
 
     ex = explain(FIXTURES["encoder"](3), 3)
     drawing = tmp_path / "encoder.svg"

@@ -13,9 +13,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from ggspec.conformance.explain import Explained, explain
-from ggspec.conformance.fixtures import FIXTURES
-from ggspec.conformance.graphspec import GraphSpec, Leaf, Node
+from ggspec.conformance.inputs.fixtures import FIXTURES
+from ggspec.conformance.inputs.graphspec import GraphSpec, Leaf, Node
+from ggspec.conformance.tools.explain import Explained, explain
 
 pytest.importorskip("graphviz")
 if shutil.which("dot") is None:  # Debian's graphviz package

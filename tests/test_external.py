@@ -16,12 +16,14 @@ from pathlib import Path
 import pytest
 from ggspec.conformance.adapters import default_profile, make_target
 from ggspec.conformance.adapters.capi import CApiTarget
+from ggspec.conformance.adapters.creproducer import write_reproducer
 from ggspec.conformance.adapters.external import ExternalTarget, TargetUnavailable, make_cdef
 from ggspec.conformance.adapters.rc8 import CannotFetch
-from ggspec.conformance.creproducer import write_reproducer
-from ggspec.conformance.harness import CHECKS, Example, Outcome, run_on_reference
-from ggspec.conformance.runner import RunConfig, load_checks, run_check, verdicts
-from ggspec.conformance.strategies import Placement, TensorSpec, ViewSpec
+from ggspec.conformance.engine.differential import Example, Outcome, run_on_reference
+from ggspec.conformance.engine.registry import CHECKS
+from ggspec.conformance.engine.results import RunConfig, verdicts
+from ggspec.conformance.engine.runner import load_checks, run_check
+from ggspec.conformance.inputs.strategies import Placement, TensorSpec, ViewSpec
 from ggspec.conformance.target import NeedsPristineProcess
 from ggspec.reference.clauses import Profile
 from ggspec.reference.types import GGMLType

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ggspec.conformance import isolate
-from ggspec.conformance.runner import RunConfig, load_checks, run_check
-from ggspec.conformance.stream import read as read_stream
+from ggspec.conformance.engine import isolate
+from ggspec.conformance.engine.results import RunConfig
+from ggspec.conformance.engine.runner import load_checks, run_check
+from ggspec.conformance.engine.stream import read as read_stream
 from ggspec.native.build import build_variant
 from ggspec.reference.clauses import Profile
 
@@ -128,8 +129,8 @@ def test_a_c_reproducer_carries_the_flags_of_the_variant(fault_target: str, tmp_
 
 def test_the_python_reproducer_says_how_the_target_died(fault_target: str, monkeypatch: pytest.MonkeyPatch,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    from ggspec.conformance.replay import ReplayFailed, replay
-    from ggspec.conformance.strategies import Placement, TensorSpec
+    from ggspec.conformance.inputs.strategies import Placement, TensorSpec
+    from ggspec.conformance.tools.replay import ReplayFailed, replay
 
     args = {"placement": Placement(kind="cpu", vdev=None), "spec": TensorSpec(type=0, ne=(1,)), "rng": (0, 0), "fill": b"\0"}
     replay("tdata.get_reads_the_range", target="native", profile="fixed", args=args)

@@ -14,7 +14,8 @@ import pytest
 from ggspec.conformance.adapters import TARGETS, default_profile, make_target
 from ggspec.conformance.adapters.external import ExternalTarget
 from ggspec.conformance.adapters.ggml_python import NAME, CannotFetch
-from ggspec.conformance.runner import RunConfig, load_checks, run_check
+from ggspec.conformance.engine.results import RunConfig
+from ggspec.conformance.engine.runner import load_checks, run_check
 from ggspec.reference.clauses import Profile
 
 ROOT = Path(__file__).resolve().parent.parent

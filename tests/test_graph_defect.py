@@ -15,9 +15,10 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from ggspec.conformance.graphspec import GraphSpec, Leaf, Node
-from ggspec.conformance.harness import CHECKS
-from ggspec.conformance.runner import RunConfig, load_checks, run_check
+from ggspec.conformance.engine.registry import CHECKS
+from ggspec.conformance.engine.results import RunConfig
+from ggspec.conformance.engine.runner import load_checks, run_check
+from ggspec.conformance.inputs.graphspec import GraphSpec, Leaf, Node
 from ggspec.native.build import build_variant
 from ggspec.reference.clauses import Profile
 from ggspec.reference.types import Op

@@ -8,9 +8,11 @@ import signal
 from typing import Any
 
 import pytest
-from ggspec.conformance import isolate
-from ggspec.conformance.harness import CHECKS, Check, Example, Mismatch, Outcome, assert_message_seen, judge
-from ggspec.conformance.runner import RunConfig, run_check
+from ggspec.conformance.engine import isolate
+from ggspec.conformance.engine.differential import Example, Mismatch, Outcome, assert_message_seen, judge
+from ggspec.conformance.engine.registry import CHECKS, Check
+from ggspec.conformance.engine.results import RunConfig
+from ggspec.conformance.engine.runner import run_check
 from ggspec.reference.clauses import Profile
 from hypothesis import strategies as st
 

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 from browser import chromium_page
-from ggspec.conformance import report
-from ggspec.conformance.html_report import page
-from ggspec.conformance.runner import CheckResult, RunConfig, verdicts
+from ggspec.conformance.engine.results import CheckResult, RunConfig, verdicts
+from ggspec.conformance.reports import report
+from ggspec.conformance.reports.html import page
 from ggspec.reference.clauses import Profile, catalogue
 
 ROOT = Path(__file__).resolve().parent.parent

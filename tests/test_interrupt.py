@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from ggspec.conformance.stream import read as read_stream
+from ggspec.conformance.engine.stream import read as read_stream
 
 ROOT = Path(__file__).resolve().parent.parent
 

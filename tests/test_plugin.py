@@ -37,9 +37,9 @@ def suite(*args: str) -> list[str]:
 
 def test_registered_as_a_pytest11_entry_point() -> None:
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["pytest11"]
-    assert declared == {"ggspec": "ggspec.conformance.pytest_plugin"}
+    assert declared == {"ggspec": "ggspec.conformance.tools.pytest_plugin"}
     installed = {ep.name: ep.value for ep in metadata.entry_points(group="pytest11")}
-    assert installed.get("ggspec") == "ggspec.conformance.pytest_plugin", "reinstall: pip install -e ."
+    assert installed.get("ggspec") == "ggspec.conformance.tools.pytest_plugin", "reinstall: pip install -e ."
 
 
 def test_inert_without_the_option(tmp_path: Path) -> None:

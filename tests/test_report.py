@@ -10,8 +10,9 @@ import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ggspec.conformance import report
-from ggspec.conformance.runner import CheckResult, RunConfig, verdicts
+from ggspec.conformance.adapters import describe_target
+from ggspec.conformance.engine.results import CheckResult, RunConfig, verdicts
+from ggspec.conformance.reports import report
 from ggspec.reference.clauses import Profile
 
 REPRO = ("reproducer:\npython - <<'EOF'\nfrom ggspec.conformance.replay import replay; "
@@ -77,7 +78,8 @@ def test_junit_has_times_short_names_and_the_whole_failure(tmp_path: Path) -> No
 def test_json_has_summary_versions_target_and_times(tmp_path: Path) -> None:
     path = tmp_path / "r.json"
     started = datetime(2026, 12, 1, 11, 0, tzinfo=timezone.utc)
-    report.write_json(path, _found(), _results(), _cfg(), started=started, seconds=2.0)
+    report.write_json(path, _found(), _results(), _cfg(), started=started, seconds=2.0,
+                      target=describe_target("native"))
     data = json.loads(path.read_text())
     assert data["summary"]["verdict"] == "fail"
     assert (data["summary"]["fail"], data["summary"]["crash"], data["summary"]["clauses"]) == (1, 1, len(_found()))
@@ -91,6 +93,6 @@ def test_json_has_summary_versions_target_and_times(tmp_path: Path) -> None:
 def test_an_external_targets_description_names_its_library(tmp_path: Path) -> None:
     lib = tmp_path / "libx.so"
     lib.write_bytes(b"not really a library")
-    desc = report.describe_target(f"external:ggml_:{tmp_path}:{lib}")
+    desc = describe_target(f"external:ggml_:{tmp_path}:{lib}")
     assert desc["library"] == str(lib) and desc["prefix"] == "ggml_"
     assert desc["sha256"] == hashlib.sha256(b"not really a library").hexdigest()

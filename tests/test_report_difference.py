@@ -6,8 +6,8 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-from ggspec.conformance.difference import describe
-from ggspec.conformance.strategies import TensorSpec
+from ggspec.conformance.engine.difference import describe
+from ggspec.conformance.inputs.strategies import TensorSpec
 from ggspec.conformance.target import TensorInfo
 from ggspec.reference.types import GGMLType
 

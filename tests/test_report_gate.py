@@ -106,9 +106,9 @@ def test_two_shards_merged_equal_one_run(tmp_path: Path) -> None:
 
 
 def test_merging_shards_of_a_whole_run_adds_back_the_uncovered_clauses() -> None:
-    from ggspec.conformance import report
-    from ggspec.conformance.merge import merge
-    from ggspec.conformance.runner import CheckResult, RunConfig, verdicts
+    from ggspec.conformance.engine.results import CheckResult, RunConfig, verdicts
+    from ggspec.conformance.reports import report
+    from ggspec.conformance.reports.merge import merge
     from ggspec.reference.clauses import Profile
 
     cfg = RunConfig("native", Profile.FIXED, max_examples=3, seed=1)

@@ -18,9 +18,10 @@ import re
 from typing import Any
 
 import pytest
-from ggspec.conformance.harness import CHECKS
-from ggspec.conformance.runner import CheckResult, RunConfig, load_checks, run_check
-from ggspec.conformance.strategies import SchedCase
+from ggspec.conformance.engine.registry import CHECKS
+from ggspec.conformance.engine.results import CheckResult, RunConfig
+from ggspec.conformance.engine.runner import load_checks, run_check
+from ggspec.conformance.inputs.strategies import SchedCase
 from ggspec.native.build import build_variant
 from ggspec.reference.clauses import Profile
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from ggspec.conformance.adapters import make_target
 from ggspec.conformance.adapters.rc8 import CannotFetch
-from ggspec.conformance.sched_scope import ScopeCase, difference, reference_plan, scope_cases, split_plan
+from ggspec.conformance.inputs.sched_scope import ScopeCase, difference, reference_plan, scope_cases, split_plan
 from ggspec.conformance.target import SchedPlan
 from ggspec.reference.clauses import Profile
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 import pytest
 from ggspec.conformance.adapters import make_target
 from ggspec.conformance.adapters.rc8 import CannotFetch
-from ggspec.conformance.graphspec import GraphSpec, Leaf, Node
-from ggspec.conformance.sched_machine import SchedMachine
+from ggspec.conformance.checks.sched_machine import SchedMachine
+from ggspec.conformance.inputs.graphspec import GraphSpec, Leaf, Node
 from ggspec.reference.clauses import Profile
 from ggspec.reference.types import GGMLType
 from hypothesis import given, settings

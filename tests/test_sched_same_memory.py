@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 from ggspec.conformance.adapters import make_target
 from ggspec.conformance.adapters.rc8 import CannotFetch
-from ggspec.conformance.graphspec import GraphSpec, Leaf, Node, build
-from ggspec.conformance.sched_machine import Side, _wide
+from ggspec.conformance.checks.sched_machine import Side, _wide
+from ggspec.conformance.inputs.graphspec import GraphSpec, Leaf, Node, build
 from ggspec.conformance.target import Target
 from ggspec.reference.clauses import Profile
 from ggspec.reference.tensor import Tensor

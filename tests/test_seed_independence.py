@@ -11,9 +11,11 @@ import pytest
 from ggspec.conformance.adapters import make_target
 from ggspec.conformance.adapters.rc8 import CannotFetch
 from ggspec.conformance.checks.deterministic import EXAMPLES
-from ggspec.conformance.harness import CHECKS, run_on_reference
-from ggspec.conformance.runner import RunConfig, load_checks, run_all, verdicts
-from ggspec.conformance.ubseen import ub_clauses
+from ggspec.conformance.engine.after_ub import ub_clauses
+from ggspec.conformance.engine.differential import run_on_reference
+from ggspec.conformance.engine.registry import CHECKS
+from ggspec.conformance.engine.results import RunConfig, verdicts
+from ggspec.conformance.engine.runner import load_checks, run_all
 from ggspec.reference.clauses import Profile, catalogue
 
 SEEDS = (1, 2, 3, 20261130, 4294967295)

@@ -8,9 +8,10 @@ import pytest
 from ggspec.conformance.adapters.reference import ReferenceTarget
 from ggspec.conformance.checks.copy import ONE_FIELD, _one_field_pair
 from ggspec.conformance.checks.deterministic import BOUNDARIES
-from ggspec.conformance.harness import CHECKS, run_on_reference
-from ggspec.conformance.runner import load_checks
-from ggspec.conformance.strategies import Placement
+from ggspec.conformance.engine.differential import run_on_reference
+from ggspec.conformance.engine.registry import CHECKS
+from ggspec.conformance.engine.runner import load_checks
+from ggspec.conformance.inputs.strategies import Placement
 from ggspec.reference.clauses import Profile
 
 

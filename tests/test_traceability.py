@@ -3,7 +3,7 @@ docs/traceability.md is the current matrix."""
 
 from pathlib import Path
 
-from ggspec.conformance.trace import covering_checks, enforcing_places, matrix_markdown
+from ggspec.conformance.tools.trace import covering_checks, enforcing_places, matrix_markdown
 from ggspec.reference.clauses import catalogue
 
 ROOT = Path(__file__).resolve().parent.parent

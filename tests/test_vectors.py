@@ -14,10 +14,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from ggspec.conformance.fixtures import FIXTURES
-from ggspec.conformance.harness import CHECKS
-from ggspec.conformance.runner import RunConfig, load_checks, run_check
-from ggspec.conformance.vectors import FORMAT, Vector
+from ggspec.conformance.engine.registry import CHECKS
+from ggspec.conformance.engine.results import RunConfig
+from ggspec.conformance.engine.runner import load_checks, run_check
+from ggspec.conformance.inputs.fixtures import FIXTURES
+from ggspec.conformance.tools.vectors import FORMAT, Vector
 from ggspec.native.build import build_variant
 from ggspec.reference.clauses import Profile
 from ggspec.reference.types import Op

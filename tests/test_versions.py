@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 from ggspec.conformance.adapters import SDIST_TARGETS, TARGETS, default_profile
-from ggspec.conformance.adapters.ggml_python import SDISTS, CannotFetch, ensure_sdist_target, sdist_of
-from ggspec.conformance.adapters.versions import (
+from ggspec.conformance.adapters.drift import (
     ADAPTED,
     HeaderReviser,
     TypeMap,
@@ -20,6 +19,7 @@ from ggspec.conformance.adapters.versions import (
     revise_declaration,
     spellings,
 )
+from ggspec.conformance.adapters.ggml_python import SDISTS, CannotFetch, ensure_sdist_target, sdist_of
 from ggspec.reference.clauses import Profile
 
 HEADER = """
@@ -160,7 +160,7 @@ def _compare_report() -> dict[str, object]:
 
 
 def test_versions_page_names_the_first_differing_version() -> None:
-    from ggspec.conformance.versions import page
+    from ggspec.conformance.tools.versions import page
 
     text = page(_compare_report())  # type: ignore[arg-type]
     rows = [ln for ln in text.splitlines() if ln.startswith("| BUF-1 ") or ln.startswith("| SCHED-27 ")]
@@ -173,7 +173,7 @@ def test_versions_page_names_the_first_differing_version() -> None:
 
 
 def test_versions_command_is_one_line_on_a_bad_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from ggspec.conformance.versions import main
+    from ggspec.conformance.tools.versions import main
 
     bad = tmp_path / "c.json"
     bad.write_text('{"columns": []}')
@@ -183,7 +183,7 @@ def test_versions_command_is_one_line_on_a_bad_file(tmp_path: Path, capsys: pyte
 
 
 def test_versions_update_refuses_an_unknown_column(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from ggspec.conformance.versions import main
+    from ggspec.conformance.tools.versions import main
 
     out = tmp_path / "v.json"
     with pytest.raises(SystemExit) as exc:
@@ -194,7 +194,7 @@ def test_versions_update_refuses_an_unknown_column(tmp_path: Path, capsys: pytes
 
 
 def test_struct_members_the_target_lacks_or_retypes_are_left_out(tmp_path: Path) -> None:
-    from ggspec.conformance.adapters.versions import revise_struct
+    from ggspec.conformance.adapters.drift import revise_struct
 
     (tmp_path / "ggml.h").write_text("""
         struct ggml_tensor { enum ggml_type type; int32_t flags; void * data; char name[64]; };
@@ -225,7 +225,7 @@ def _check_report(status: str, seed: int = 20261130) -> dict[str, object]:
 def test_versions_update_assembles_the_compare_from_check_reports_and_keeps_its_columns(tmp_path: Path) -> None:
     import json
 
-    from ggspec.conformance.versions import page, update
+    from ggspec.conformance.tools.versions import page, update
 
     reports = tmp_path / "reports"
     reports.mkdir()

@@ -5,7 +5,8 @@ status and example count it gets in a run that warmed up, death tests (forked ex
 
 from __future__ import annotations
 
-from ggspec.conformance.runner import RunConfig, run_all
+from ggspec.conformance.engine.results import RunConfig
+from ggspec.conformance.engine.runner import run_all
 from ggspec.reference.clauses import Profile
 
 #: behaviour checks, assert checks whose examples fork and die, a graph check

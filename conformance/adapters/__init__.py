@@ -9,11 +9,15 @@ given headers, library and prefix; named `external:PREFIX:INCLUDE_DIR:LIBRARY`).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from ggspec.reference.clauses import Profile
 
 from ..target import Target
+from ..target_names import default_profile as default_profile  # re-exported: adapters.default_profile
 
 
 def _sdist_targets() -> tuple[str, ...]:
@@ -58,9 +62,9 @@ def _external(name: str) -> Callable[[], Target]:
 
             _EXTERNAL[name] = rc8_target
         elif name in SDIST_TARGETS:
+            from .drift import build_versioned
             from .ggml_python import PREFIX as GP_PREFIX
             from .ggml_python import ensure_sdist_target
-            from .versions import build_versioned
 
             include_dir, lib = ensure_sdist_target(name)
             versioned = build_versioned(include_dir, lib, GP_PREFIX, name, default_profile(name))
@@ -117,8 +121,53 @@ def _new_target(name: str, profile: Profile | None) -> Target:
                      "external:PREFIX:INCLUDE_DIR:LIBRARY for an external one)")
 
 
-def default_profile(name: str) -> Profile:
-    """Each target's default profile (DESIGN.md): the real rc.8 build claims `rc8`; native, the
-    reference and other external builds (ports) claim `fixed`; llama-cpp-python 0.2.30, the same
-    code generation as rc.8 (llama.cpp of 2024-01-18), claims `rc8` too."""
-    return Profile.RC8 if name in ("rc8", "llama-cpp-python-0.2.30") else Profile.FIXED
+def _sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def describe_target(name: str) -> dict[str, Any]:
+    """The target under test: its name, what it is and, for a C build, its library and sha256."""
+    out: dict[str, Any] = {"name": name}
+    lib: Path | None = None
+    try:
+        if name == "reference":
+            out["kind"] = "the Python reference model"
+        elif name == "native" or name.startswith("native:"):
+            out["kind"] = "the bundled native build" if name == "native" else "a variant build of native/"
+            lib = _native_library(name.partition(":")[2])
+        elif name == "rc8":
+            from .rc8 import ensure_rc8
+
+            out["kind"] = "whisper.rn 0.4.0-rc.8, built from its npm package"
+            include, lib = ensure_rc8()
+            out["include"] = str(include)
+        elif name.startswith(("ggml-python-", "llama-cpp-python-")):
+            from .ggml_python import ensure_sdist_target, sdist_of
+
+            out["kind"] = sdist_of(name).what
+            include, lib = ensure_sdist_target(name)
+            out["include"] = str(include)
+        elif name.startswith("external:"):
+            _, prefix, include_dir, library = name.split(":", 3)
+            out.update(kind="an external build", prefix=prefix, include=include_dir)
+            lib = Path(library)
+    except Exception as exc:  # noqa: BLE001 - a description must never fail a report
+        out["error"] = f"{type(exc).__name__}: {exc}"
+    if lib is not None:
+        out["library"] = str(lib)
+        out["sha256"] = _sha256(Path(lib))
+    return out
+
+
+def _native_library(module: str) -> Path | None:
+    import importlib.util
+
+    if not module:
+        spec = importlib.util.find_spec("ggspec.native._native")
+        return Path(spec.origin) if spec is not None and spec.origin else None
+    directory, _, mod = module.rpartition(":")
+    found = sorted(Path(directory or ".").glob(f"{mod}*.so"))
+    return found[0] if found else None

@@ -16,7 +16,7 @@ from typing import Any
 from ggspec.reference.clauses import Profile
 from ggspec.reference.types import MAX_DIMS, Op
 
-from ..isolate import traced_call
+from ..engine.isolate import traced_call
 from ..target import GraphCopyResult, GraphInfo, MissingSymbol, NeedsPristineProcess, SchedPlan, TensorInfo, VDevParams
 
 CONTEXT_BYTES = 32 << 20

@@ -43,7 +43,7 @@ from typing import Any
 
 from ggspec.reference.clauses import Profile
 
-from ..isolate import traced_call
+from ..engine.isolate import traced_call
 from .capi import CApiTarget, python_init_fn
 from .steps import step
 

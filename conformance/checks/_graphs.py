@@ -28,9 +28,9 @@ import numpy.typing as npt
 from ggspec.reference.quants import QK, quantize_q8_0
 from ggspec.reference.types import GGMLType, Op, type_size
 
-from ..approx import Approx, U, decode, dequantized_blocks, mul_mat_atol, norm_atol, soft_max_tolerance, unary_tolerance
-from ..graphspec import Built, GraphSpec, build
-from ..harness import Recorder
+from ..engine.approx import Approx, U, decode, dequantized_blocks, mul_mat_atol, norm_atol, soft_max_tolerance, unary_tolerance
+from ..engine.registry import Recorder
+from ..inputs.graphspec import Built, GraphSpec, build
 from ..target import Handle, Target, TensorInfo
 
 Array = npt.NDArray[Any]

@@ -13,7 +13,7 @@ from collections.abc import Hashable, Iterable, Sequence
 
 from ggspec.reference.alloc import AllocationRecord, TensorRecord, check_allocation
 
-from ..graphspec import Built, GraphSpec, build, leaf_bytes
+from ..inputs.graphspec import Built, GraphSpec, build, leaf_bytes
 from ..target import Handle, Target
 
 

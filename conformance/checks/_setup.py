@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from ggspec.reference.types import GGMLType, Op, blck_size, type_size
 
-from ..harness import Recorder
-from ..strategies import BufferSource, CopyRoute, Placement, TensorSpec, ViewSpec
+from ..engine.registry import Recorder
+from ..inputs.strategies import BufferSource, CopyRoute, Placement, TensorSpec, ViewSpec
 from ..target import Handle, Target, VDevParams
 
 

@@ -19,10 +19,10 @@ from ggspec.reference.graph import hash_size
 from ggspec.reference.types import GGMLType, Op
 from hypothesis import strategies as st
 
-from ..graphspec import GraphSpec as SchedSpec
-from ..graphspec import Leaf, Node, build
-from ..harness import Recorder, check, example
-from ..strategies import (
+from ..engine.registry import Recorder, check, example
+from ..inputs.graphspec import GraphSpec as SchedSpec
+from ..inputs.graphspec import Leaf, Node, build
+from ..inputs.strategies import (
     DEVICE_NAMES,
     GraphSpec,
     Placement,

@@ -8,8 +8,8 @@ from dataclasses import replace
 from ggspec.reference.types import GGMLType, Op
 from hypothesis import strategies as st
 
-from ..harness import Recorder, check
-from ..strategies import (
+from ..engine.registry import Recorder, check
+from ..inputs.strategies import (
     Placement,
     TensorSpec,
     ascii_names,

@@ -7,8 +7,8 @@ from dataclasses import replace
 from ggspec.reference.world import SIZE_MAX
 from hypothesis import strategies as st
 
-from ..harness import Recorder, check, example
-from ..strategies import Placement, TensorSpec, ascii_names, placements, tensor_specs, vdev_params
+from ..engine.registry import Recorder, check, example
+from ..inputs.strategies import Placement, TensorSpec, ascii_names, placements, tensor_specs, vdev_params
 from ..target import Target, VDevParams
 from ._setup import backend_for
 

@@ -20,7 +20,7 @@ from ggspec.reference.sched import MAX_SPLIT_INPUTS, MAX_SPLITS
 from ggspec.reference.types import GGMLType
 from hypothesis import strategies as st
 
-from ..harness import Recorder, check
+from ..engine.registry import Recorder, check
 from ..target import Target
 
 F32 = int(GGMLType.F32)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from ggspec.reference.types import GGMLType, type_size
 from hypothesis import strategies as st
 
-from ..harness import Recorder, add_example, check, example
-from ..strategies import (
+from ..engine.registry import Recorder, add_example, check, example
+from ..inputs.strategies import (
     CopyRoute,
     Placement,
     TensorSpec,

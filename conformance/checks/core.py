@@ -5,8 +5,8 @@ from __future__ import annotations
 from ggspec.reference.types import GGMLType, Op, blck_size, type_size
 from hypothesis import strategies as st
 
-from ..harness import Recorder, check, example
-from ..strategies import (
+from ..engine.registry import Recorder, check, example
+from ..inputs.strategies import (
     Placement,
     TensorSpec,
     ViewSpec,

@@ -3,7 +3,7 @@
 Hypothesis draws a check's arguments from a seed, so a rare case (an erratum that only some
 graphs reach) is found by some seeds and missed by others, and the verdicts of a real build
 would depend on the seed. Each example below is given to hypothesis as an explicit example of
-its check (`harness.add_example`; the runner enables `Phase.explicit`), so it runs first under
+its check (`registry.add_example`; the runner enables `Phase.explicit`), so it runs first under
 every seed and every run size. Each names what it reaches on the reference under profile rc8;
 tests/test_seed_independence.py checks that it still does, and that an rc8 build run under
 profile fixed fails exactly the erratum clauses whatever the seed.
@@ -15,9 +15,9 @@ from typing import Any
 
 from ggspec.reference.types import GGMLType
 
-from ..graphspec import GraphSpec, Leaf, Node
-from ..harness import add_example
-from ..strategies import CopyRoute, Placement, SchedCase, SchedGraph, SchedSetup, TensorSpec, ViewSpec
+from ..engine.registry import add_example
+from ..inputs.graphspec import GraphSpec, Leaf, Node
+from ..inputs.strategies import CopyRoute, Placement, SchedCase, SchedGraph, SchedSetup, TensorSpec, ViewSpec
 from ..target import VDevParams
 from . import alloc, copy, core, graphcompute, ops, sched, tdata  # noqa: F401 - the checks must be registered first
 

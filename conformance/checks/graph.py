@@ -12,10 +12,10 @@ from __future__ import annotations
 from ggspec.reference.types import GGMLType, blck_size
 from hypothesis import strategies as st
 
-from ..fixtures import FIXTURES
-from ..graphspec import GraphSpec, build
-from ..harness import Recorder, add_example, check
-from ..strategies import TensorSpec, graph_specs, tensor_specs, vdev_params
+from ..engine.registry import Recorder, add_example, check
+from ..inputs.fixtures import FIXTURES
+from ..inputs.graphspec import GraphSpec, build
+from ..inputs.strategies import TensorSpec, graph_specs, tensor_specs, vdev_params
 from ..target import Handle, Target, VDevParams
 from ._graphs import GraphRecorder, layout, make_tensors, place_nodes, raw, record_graph, run_spec
 

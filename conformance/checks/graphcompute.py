@@ -15,9 +15,9 @@ from __future__ import annotations
 from ggspec.reference.types import GGMLType, Op, row_size
 from hypothesis import strategies as st
 
-from ..graphspec import Built
-from ..harness import Recorder, check
-from ..strategies import GraphSpec, Placement, placements, small_graphs, vdev_params_with
+from ..engine.registry import Recorder, check
+from ..inputs.graphspec import Built
+from ..inputs.strategies import GraphSpec, Placement, placements, small_graphs, vdev_params_with
 from ..target import Handle, Target, VDevParams
 from ._placement import build_graph, place_all, set_inputs, sources
 from ._setup import backend_for
@@ -242,7 +242,7 @@ def plans_and_changed_graphs(t: Target, rec: Recorder, ne: tuple[int, int], ops:
     """Plan a one-node graph, then change the graph (clear it and expand another node into it,
     or expand another node after it) and compute the plan: which node is computed? rc.8
     computes the array's current first entry (erratum CPU-19); fixed the planned node."""
-    from ..graphspec import Leaf, leaf_bytes
+    from ..inputs.graphspec import Leaf, leaf_bytes
 
     cpu = t.cpu_init()
     leafs = [Leaf(f"in{i}", int(GGMLType.F32), ne, seed=seed + i) for i in range(2)]

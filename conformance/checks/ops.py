@@ -22,8 +22,8 @@ from ggspec.reference.quants import fp32_to_fp16, quantize_q4_0, quantize_q8_0
 from ggspec.reference.types import GGMLType, blck_size, type_size
 from hypothesis import strategies as st
 
-from ..harness import Recorder, check, example
-from ..strategies import Placement, TensorSpec, ViewSpec, ascii_names, placements, tensor_specs, view_specs
+from ..engine.registry import Recorder, check, example
+from ..inputs.strategies import Placement, TensorSpec, ViewSpec, ascii_names, placements, tensor_specs, view_specs
 from ..target import Handle, Target
 from ._graphs import Scene
 from ._setup import backend_for

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from ..harness import Recorder, check, example
-from ..strategies import ascii_names, vdev_params
+from ..engine.registry import Recorder, check, example
+from ..inputs.strategies import ascii_names, vdev_params
 from ..target import Handle, Target, VDevParams
 
 SIZE_MAX = 2**64 - 1

@@ -38,12 +38,12 @@ from ggspec.reference.clauses import Profile, SpecViolation
 from ggspec.reference.types import GGMLType, Op
 from hypothesis import strategies as st
 
-from ..approx import Approx, decode
-from ..fixtures import FIXTURES
-from ..graphspec import Built, GraphSpec, Leaf, Node, build
-from ..harness import Recorder, check, example
-from ..sched_scope import ScopeCase, accepted, scope_samples, split_plan
-from ..strategies import (
+from ..engine.approx import Approx, decode
+from ..engine.registry import Recorder, check, example
+from ..inputs.fixtures import FIXTURES
+from ..inputs.graphspec import Built, GraphSpec, Leaf, Node, build
+from ..inputs.sched_scope import ScopeCase, accepted, scope_samples, split_plan
+from ..inputs.strategies import (
     DEVICE_NAMES,
     SchedCase,
     SchedGraph,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from ggspec.reference.types import GGMLType
 from hypothesis import strategies as st
 
-from ..harness import Recorder, check
-from ..strategies import Placement, TensorSpec, ViewSpec, placements, tensor_specs
+from ..engine.registry import Recorder, check
+from ..inputs.strategies import Placement, TensorSpec, ViewSpec, placements, tensor_specs
 from ..target import Handle, Target
 from ._setup import alloc_size, backend_for, placed, view_of
 
@@ -48,7 +48,7 @@ def get_reads_the_range(t: Target, rec: Recorder, placement: Placement, spec: Te
 
 @st.composite
 def _root_and_view(draw: st.DrawFn) -> tuple[TensorSpec, ViewSpec]:
-    from ..strategies import view_specs
+    from ..inputs.strategies import view_specs
 
     root = draw(tensor_specs(), label="root")
     return root, draw(view_specs(root), label="view")

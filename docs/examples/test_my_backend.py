@@ -14,9 +14,10 @@ from __future__ import annotations
 import os
 
 from ggspec.conformance.adapters import make_target
-from ggspec.conformance.harness import CHECKS, Check, Recorder, differential
-from ggspec.conformance.runner import load_checks
-from ggspec.conformance.strategies import SchedCase, TensorSpec, payload, sched_cases, tensor_specs
+from ggspec.conformance.engine.differential import differential
+from ggspec.conformance.engine.registry import CHECKS, Check, Recorder
+from ggspec.conformance.engine.runner import load_checks
+from ggspec.conformance.inputs.strategies import SchedCase, TensorSpec, payload, sched_cases, tensor_specs
 from ggspec.conformance.target import Target
 from ggspec.reference.clauses import Profile
 from ggspec.reference.vdev import VDevParams

@@ -6,7 +6,7 @@ import os
 import signal
 from collections.abc import Callable
 
-from ggspec.conformance.isolate import run_forked as _run_forked
+from ggspec.conformance.engine.isolate import run_forked as _run_forked
 
 
 def run_forked(fn: Callable[[], None]) -> tuple[int, str]:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from ggspec.conformance.isolate import run_forked
+from ggspec.conformance.engine.isolate import run_forked
 
 WRAPPED = ("malloc", "calloc", "realloc", "aligned_alloc", "free")
 

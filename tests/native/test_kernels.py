@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from ggspec.conformance.approx import dequantized_blocks, mul_mat_atol, norm_atol
+from ggspec.conformance.engine.approx import dequantized_blocks, mul_mat_atol, norm_atol
 from ggspec.native import load_lib
 from ggspec.reference import quants
 from ggspec.reference.types import GGMLType

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 from ggspec.conformance.adapters.reference import ReferenceTarget
-from ggspec.conformance.harness import CHECKS, Recorder
-from ggspec.conformance.runner import load_checks
+from ggspec.conformance.engine.registry import CHECKS, Recorder
+from ggspec.conformance.engine.runner import load_checks
 from ggspec.reference import alloc as A
 from ggspec.reference.buffer import buft_alloc_buffer
 from ggspec.reference.clauses import Profile, SpecViolation, UndefinedBehaviour

@@ -1,0 +1,330 @@
+"""Checks and the differential comparison at their heart.
+
+A *check* is a scenario — a function `scenario(t: Target, rec: Recorder, **args)` that calls the
+API and records what it sees — plus the clauses it covers and a hypothesis strategy per argument.
+`differential()` runs one example of a check: first on the reference model under the chosen
+profile, then on the target, and compares:
+
+- the reference finished: the target must finish too, with the same observations;
+- the reference raised `SpecViolation` (an assert-kind clause): the target, run in a forked
+  worker, must record the same observations up to that point and then abort with rc.8's message
+  (the reference target must raise the same clause);
+- the reference raised `UndefinedBehaviour` (rc.8 crashes there without an assert): the target
+  must record the same observations up to that point; what it does next is not judged.
+
+A target killed by a signal other than SIGABRT (or aborting where the reference finishes) makes
+the Mismatch `crashed`: the check's verdict is `crash`. An example that does not finish within
+`EXAMPLE_TIMEOUT` seconds in one API call of the target (or `EXAMPLE_FACTOR` times that in all)
+raises `ExampleTimeout` (except after undefined behaviour).
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+from dataclasses import dataclass, field
+from typing import Any
+
+from ggspec.reference.clauses import Profile, SpecViolation, UndefinedBehaviour, clause
+
+from ..target import MissingSymbol, NeedsPristineProcess
+from ..target_names import default_profile
+from . import isolate
+from .difference import describe
+from .plugins import enter_pristine_worker, make_target
+from .registry import Check, Recorder
+
+
+@dataclass
+class Outcome:
+    """How one run of a scenario ended, and what it recorded."""
+
+    observations: list[tuple[str, Any]]
+    ending: str  # "ok" | "violation" | "ub" | "abort" | "crash" | "timeout" | "error" | "unsupported"
+    clause_id: str | None = None
+    detail: str = ""
+    stderr: str = ""
+    #: (the reference only) behaviour errata whose branch the run reached (World.errata_taken)
+    errata: frozenset[str] = frozenset()
+
+
+@dataclass
+class Example:
+    """One differential example: its arguments and both outcomes."""
+
+    check: Check
+    args: dict[str, Any]
+    expected: Outcome
+    actual: Outcome
+    notes: list[str] = field(default_factory=list)
+
+
+def run_on_reference(chk: Check, args: dict[str, Any], profile: Profile) -> Outcome:
+    rec = Recorder()
+    target = make_target("reference", profile)
+    try:
+        chk.scenario(target, rec, **args)
+    except SpecViolation as exc:
+        outcome = Outcome(rec.items, "violation", exc.clause_id, str(exc))
+    except UndefinedBehaviour as exc:
+        outcome = Outcome(rec.items, "ub", exc.clause_id, str(exc))
+    else:
+        outcome = Outcome(rec.items, "ok")
+    world = getattr(target, "world", None)
+    outcome.errata = frozenset(getattr(world, "errata_taken", ()))
+    return outcome
+
+
+def _run_in_process(chk: Check, args: dict[str, Any], target_name: str, profile: Profile) -> Outcome:
+    rec = Recorder()
+    target = make_target(target_name, profile)
+    try:
+        chk.scenario(target, rec, **args)
+    except SpecViolation as exc:
+        return Outcome(rec.items, "violation", exc.clause_id, str(exc))
+    except UndefinedBehaviour as exc:
+        return Outcome(rec.items, "ub", exc.clause_id, str(exc))
+    except MissingSymbol as exc:  # judged as Unsupported: the target lacks what the check needs
+        return Outcome(rec.items, "unsupported", detail=str(exc))
+    finally:
+        close = getattr(target, "close", None)
+        if close is not None:
+            close()
+    return Outcome(rec.items, "ok")
+
+
+#: run every example on the target in a forked worker (set by the runner after a check crashed
+#: in process, so that the crash becomes an outcome hypothesis can shrink and report)
+_FORK_EVERY_EXAMPLE: list[bool] = [False]
+
+
+def fork_every_example() -> None:
+    _FORK_EVERY_EXAMPLE[0] = True
+
+
+#: seconds the target may spend in one API call (the runner sets it from --timeout): past it,
+#: the call hangs
+EXAMPLE_TIMEOUT: list[float] = [10.0]
+#: an example as a whole (the reference's Python work included) may take this many times that
+EXAMPLE_FACTOR = 10
+#: what a worker that waits on a forked example adds to its own watchdog's deadlines
+GRACE = 5.0
+
+
+def example_limit() -> float:
+    """Seconds one example may take in all."""
+    return EXAMPLE_FACTOR * EXAMPLE_TIMEOUT[0]
+
+
+class ExampleTimeout(BaseException):
+    """An example did not finish within its time on the target. A BaseException, so that
+    hypothesis does not catch it: a hang is not shrunk (every try would cost the timeout); the
+    runner makes it the check's `timeout` verdict at once."""
+
+
+def _run_in_pristine_worker(chk: Check, args: dict[str, Any], target_name: str, profile: Profile) -> Outcome:
+    enter_pristine_worker()
+    return _run_in_process(chk, args, target_name, profile)
+
+
+def run_on_target(chk: Check, args: dict[str, Any], target_name: str, profile: Profile, expect_death: bool) -> Outcome:
+    """Run the scenario on the target; in a forked worker when it is expected to die, or when
+    it uses the registry of a target that cannot reset it (NeedsPristineProcess: the worker is
+    forked from this process, whose registry the guard kept untouched)."""
+    if target_name == "reference" or not (expect_death or _FORK_EVERY_EXAMPLE[0]):
+        try:
+            return _run_in_process(chk, args, target_name, profile)
+        except NeedsPristineProcess:
+            pass
+    limit = EXAMPLE_TIMEOUT[0]
+    isolate.beat(example_limit() + GRACE, f"{chk.name}: an example in a forked worker")  # its own watchdog fires first
+    forked = isolate.run_forked(lambda: _run_in_pristine_worker(chk, args, target_name, profile), timeout=example_limit(),
+                                call_timeout=limit, full_args=True)
+    if forked.status == "timeout":
+        how = (f"hung for {limit:g} s {forked.where()}" if forked.call_stuck
+               else f"did not finish within {example_limit():g} s {forked.where()}".strip())
+        return Outcome(forked.reports, "timeout", detail=how, stderr=forked.stderr)
+    if forked.status == "ok":
+        out: Outcome = forked.value
+        out.stderr = forked.stderr
+        return out
+    if forked.status == "signal" and forked.signum == signal.SIGABRT:
+        return Outcome(forked.reports, "abort", detail=forked.describe(), stderr=forked.stderr)
+    if forked.status in ("signal", "exit"):
+        how = ("was " if forked.status == "signal" else "") + forked.describe()
+        return Outcome(forked.reports, "crash", detail=how, stderr=forked.stderr)
+    return Outcome(forked.reports, "error", detail=forked.describe(), stderr=forked.stderr)
+
+
+_PREFIX = re.compile(r"\b(wsp_|WSP_|ggspec_|GGSPEC_)")
+
+
+def normalise_message(text: str) -> str:
+    """rc.8's assert text without a prefix (`wsp_ggml_x` → `ggml_x`), whitespace collapsed."""
+    return " ".join(_PREFIX.sub("", text).split())
+
+
+def assert_message_seen(stderr: str, message: str) -> bool:
+    """Whether a `GGML_ASSERT` line carrying `message` is in `stderr`."""
+    want = normalise_message(message)
+    return any("GGML_ASSERT" in line and want in normalise_message(line) for line in stderr.splitlines())
+
+
+class Mismatch(AssertionError):
+    """A target disagreed with the reference on one example (`example`, when differential
+    raised it, with the target's name and the profile: creproducer writes C from them)."""
+
+    example: Example | None = None
+    target_name: str | None = None
+    profile: Profile | None = None
+    #: the target died (a signal other than SIGABRT, or an abort where the reference lives):
+    #: the check's verdict is `crash`, whatever the kind of its clauses
+    crashed: bool = False
+
+
+class Unsupported(Exception):
+    """The target lacks a function or hook the check needs (`MissingSymbol`), and agreed with
+    the reference up to there: the check's verdict is `unsupported`, not a failure."""
+
+
+class ErratumDifference(Mismatch):
+    """A disagreement that one erratum explains: the reference under the other profile agrees
+    with the target, and the reference under one of the two profiles stopped at the erratum
+    clause `clause_id` (its rc.8 assert or undefined behaviour). The runner blames that clause,
+    not the check's own clauses. `crashed`: the target died where the profile expects it to live."""
+
+    def __init__(self, text: str, clause_id: str, crashed: bool) -> None:
+        super().__init__(text)
+        self.clause_id = clause_id
+        self.crashed = crashed
+
+
+def erratum_behind(ex: Example, profile: Profile) -> str | None:
+    """The erratum clause that explains why `ex` disagrees under `profile`, or None."""
+    other = Profile.RC8 if profile is Profile.FIXED else Profile.FIXED
+    alt = run_on_reference(ex.check, ex.args, other)
+    try:
+        judge(Example(ex.check, ex.args, alt, ex.actual))
+    except Mismatch:
+        return None
+    for outcome in (ex.expected, alt):
+        if outcome.ending in ("violation", "ub") and outcome.clause_id and clause(outcome.clause_id).erratum:
+            return outcome.clause_id
+    for outcome in (ex.expected, alt):  # a behaviour erratum whose branch the model took (SCHED-33)
+        for cid in sorted(outcome.errata):
+            if clause(cid).erratum:
+                return cid
+    return None
+
+
+def judge(ex: Example) -> None:
+    """Raise Mismatch when the target's outcome is not what the reference's outcome requires."""
+    exp, act = ex.expected, ex.actual
+    n = len(exp.observations)
+    if act.ending == "unsupported":
+        if act.observations != exp.observations[:len(act.observations)]:
+            raise Mismatch("before it stopped on a missing symbol: " + describe(exp.observations, act.observations, ex.args))
+        raise Unsupported(act.detail)
+    if act.ending == "error":
+        raise Mismatch(f"the target could not run the scenario: {act.detail}")
+    if exp.ending == "ok":
+        if act.ending != "ok":
+            raise Mismatch(f"the reference finished, the target ended with {act.ending}: {act.detail}\n{_tail(act.stderr)}")
+        if act.observations != exp.observations:
+            raise Mismatch(describe(exp.observations, act.observations, ex.args))
+        return
+    if act.observations[:n] != exp.observations:
+        raise Mismatch("before the expected " + exp.ending + ": " + describe(exp.observations, act.observations[:n], ex.args))
+    if exp.ending == "ub":
+        ex.notes.append(f"undefined behaviour expected ({exp.detail}); target: {act.ending} {act.detail}")
+        return
+    assert exp.clause_id is not None
+    c = clause(exp.clause_id)
+    if act.ending == "violation":  # the reference model as target
+        if act.clause_id != exp.clause_id:
+            raise Mismatch(f"expected a violation of {exp.clause_id}, got one of {act.clause_id}")
+        return
+    if act.ending != "abort":
+        raise Mismatch(
+            f"{exp.clause_id} requires an abort with GGML_ASSERT '{c.message}'; the target "
+            f"{'finished normally' if act.ending == 'ok' else act.detail}\n{_tail(act.stderr)}"
+        )
+    assert c.message is not None
+    if not assert_message_seen(act.stderr, c.message):
+        raise Mismatch(f"{exp.clause_id}: the target aborted without 'GGML_ASSERT ... {c.message}'\n{_tail(act.stderr)}")
+
+
+def _tail(text: str, lines: int = 8) -> str:
+    got = text.strip().splitlines()[-lines:]
+    return "stderr:\n  " + "\n  ".join(got) if got else "stderr: (empty)"
+
+
+def reproducer(ex: Example, target_name: str, profile: Profile) -> str:
+    """A copy-pastable snippet that replays this example: one line of Python (paste it into
+    `python`), wrapped in a shell here-document."""
+    line = ("from ggspec.conformance.replay import replay; from ggspec.conformance.strategies import *; "
+            "from ggspec.reference.vdev import *; "
+            f"replay({ex.check.name!r}, target={target_name!r}, profile={profile.value!r}, args={ex.args!r})")
+    return f"python - <<'EOF'\n{line}\nEOF"
+
+
+def _erratum_lets_it_through(chk: Check, args: dict[str, Any] | None, profile: Profile | None) -> bool:
+    """An assert check of an erratum clause that rc.8's defect lets pass (TDATA-3's wrapping
+    sum): the reference under the other profile must break that erratum clause."""
+    if args is None or profile is None or not any(clause(c).erratum for c in chk.clauses):
+        return False
+    other = run_on_reference(chk, args, Profile.FIXED if profile is Profile.RC8 else Profile.RC8)
+    return other.ending == "violation" and other.clause_id in chk.clauses and clause(other.clause_id).erratum is not None
+
+
+def _check_reaches_its_clauses(chk: Check, expected: Outcome, args: dict[str, Any] | None = None,
+                               profile: Profile | None = None) -> None:
+    """Keep checks honest: an assert check must break one of its own clauses on the reference
+    (under one of the profiles, for an erratum clause), and a behaviour check must draw only
+    calls the reference accepts."""
+    kinds = {clause(c).kind for c in chk.clauses}
+    if kinds == {"assert"}:
+        if (expected.ending != "violation" or expected.clause_id not in chk.clauses) and \
+                not _erratum_lets_it_through(chk, args, profile):
+            raise Mismatch(
+                f"{chk.name}: this assert check did not reach its clause(s) {', '.join(chk.clauses)} on the "
+                f"reference (it ended with {expected.ending} {expected.clause_id or ''}): the scenario is wrong"
+            )
+    elif "assert" not in kinds and expected.ending == "violation":
+        raise Mismatch(
+            f"{chk.name}: this behaviour check drew a call the reference rejects ({expected.detail}): the "
+            "scenario or its strategy is wrong"
+        )
+
+
+def differential(chk: Check, args: dict[str, Any], target_name: str, profile: Profile) -> Example:
+    """Run one example on the reference and the target and judge it; raise Mismatch on disagreement."""
+    expected = run_on_reference(chk, args, profile)
+    _check_reaches_its_clauses(chk, expected, args, profile)
+    # a target may also die where the other profile stops (an rc.8 build held to profile fixed
+    # crashes at an erratum): run such an example forked too, so the crash stays one example's.
+    # Only for a target that claims rc8 (the second reference run is half the reference's cost;
+    # a target claiming fixed that crashes anyway is caught by the runner's forked rerun)
+    die = expected.ending != "ok" or (profile is Profile.FIXED and target_name != "reference"
+                                      and default_profile(target_name) is Profile.RC8
+                                      and run_on_reference(chk, args, Profile.RC8).ending != "ok")
+    actual = run_on_target(chk, args, target_name, profile, expect_death=die)
+    ex = Example(chk, args, expected, actual)
+    if actual.ending == "timeout" and expected.ending != "ub":  # after undefined behaviour a hang is allowed
+        raise ExampleTimeout(f"{chk.name} [{', '.join(chk.clauses)}]: the target {actual.detail}\n{_tail(actual.stderr)}\n"
+                             f"reproducer:\n{reproducer(ex, target_name, profile)}")
+    try:
+        judge(ex)
+    except Mismatch as exc:
+        where = f"{chk.name} [{', '.join(chk.clauses)}]"
+        text = f"{where}: {exc}\nreproducer:\n{reproducer(ex, target_name, profile)}"
+        erratum = erratum_behind(ex, profile)
+        err = Mismatch(text) if erratum is None else ErratumDifference(
+            f"erratum {erratum} ({profile.value} profile): {text}", erratum,
+            actual.ending in ("abort", "crash") and expected.ending == "ok")
+        err.example, err.target_name, err.profile = ex, target_name, profile  # for a C reproducer
+        err.crashed = actual.ending == "crash" or (actual.ending == "abort" and expected.ending == "ok")
+        raise err from None
+    return ex
+
+

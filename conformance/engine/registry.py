@@ -1,0 +1,117 @@
+"""The registry of checks: `@check` (a scenario with its clauses and strategies), `@example`
+(its deterministic examples), `register_machine` (a state-machine check), and the `Recorder` a
+scenario records its observations with. Every module of conformance/checks/ fills `CHECKS` at
+import (engine.runner.load_checks imports them all).
+
+A check's name is `AREA.function`: AREA is the module's `CHECK_AREA` when it sets one (so that a
+renamed module keeps the names printed in reproducers and given to --select), else the module's
+own name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ggspec.reference.clauses import Profile, clause
+from hypothesis import strategies as st
+
+from . import isolate
+
+Scenario = Callable[..., None]
+
+
+class Recorder:
+    """Collects a scenario's observations; in a forked worker each one reaches the parent at once."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, Any]] = []
+
+    def __call__(self, label: str, value: Any) -> None:
+        item = (label, value)
+        self.items.append(item)
+        isolate.report(item)
+
+
+#: (target name, profile) -> a RuleBasedStateMachine class driving that target
+MachineFactory = Callable[[str, Profile], type[Any]]
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    clauses: tuple[str, ...]
+    scenario: Scenario
+    strategies: dict[str, st.SearchStrategy[Any]]
+    module: str
+    #: set for a state-machine check: the runner runs the machine instead of `scenario`
+    machine: MachineFactory | None = None
+    #: deterministic examples (see `example`): hypothesis runs them first under every seed
+    examples: tuple[dict[str, Any], ...] = ()
+
+
+CHECKS: dict[str, Check] = {}
+
+
+def check_name(fn: Scenario) -> str:
+    """`AREA.function` (see the module's docstring)."""
+    area = fn.__globals__.get("CHECK_AREA") or fn.__module__.rsplit(".", 1)[-1]
+    return f"{area}.{fn.__name__}"
+
+
+def check(*clauses: str, **strategies: st.SearchStrategy[Any]) -> Callable[[Scenario], Scenario]:
+    """Register a scenario as a check covering `clauses`, its arguments drawn from `strategies`."""
+
+    def register(fn: Scenario) -> Scenario:
+        for cid in clauses:
+            clause(cid)  # unknown IDs fail at import
+        name = check_name(fn)
+        if name in CHECKS:
+            raise ValueError(f"check {name} registered twice")
+        CHECKS[name] = Check(name, tuple(clauses), fn, dict(strategies), fn.__module__)
+        return fn
+
+    return register
+
+
+def example(**args: Any) -> Callable[[Scenario], Scenario]:
+    """A deterministic example of the check registered just below (write it above `@check`):
+    the runner gives it to hypothesis as an explicit example, so whatever it reaches (an
+    erratum, an undefined-behaviour point, a boundary) is reached under every seed."""
+
+    def add(fn: Scenario) -> Scenario:
+        name = check_name(fn)
+        if name not in CHECKS or CHECKS[name].scenario is not fn:
+            raise ValueError(f"@example must be written above the @check of {name}")
+        add_example(name, args, first=True)  # decorators apply bottom-up: keep the source's order
+        return fn
+
+    return add
+
+
+def add_example(name: str, args: dict[str, Any], first: bool = False) -> None:
+    """Give the registered check `name` the deterministic example `args` (every argument)."""
+    chk = CHECKS[name]
+    if set(args) != set(chk.strategies):
+        raise TypeError(f"an example of {name} gives {sorted(args)}; the check takes {sorted(chk.strategies)}")
+    examples = (dict(args), *chk.examples) if first else (*chk.examples, dict(args))
+    CHECKS[name] = replace(chk, examples=examples)
+
+
+def _machine_only(t: Any, rec: Recorder, **args: Any) -> None:
+    raise TypeError("a state-machine check has no single scenario: the runner runs its machine")
+
+
+def register_machine(name: str, clauses: tuple[str, ...], factory: MachineFactory) -> None:
+    """Register a hypothesis state machine as the check `name` covering `clauses`.
+
+    `factory(target_name, profile)` returns the machine class; the runner runs it with
+    `run_state_machine_as_test` under the run's settings (examples, seed), and a failure is
+    blamed on `clauses`.
+    """
+    for cid in clauses:
+        clause(cid)
+    if name in CHECKS:
+        raise ValueError(f"check {name} registered twice")
+    CHECKS[name] = Check(name, tuple(clauses), _machine_only, {}, getattr(factory, "__module__", name), factory)

@@ -1,0 +1,162 @@
+"""What a run finds, as data: the run's configuration (`RunConfig`), each check's result
+(`CheckResult`), each clause's verdict (`ClauseVerdict`, `verdicts`), and what was seen after
+undefined-behaviour points (`ub_summary`). The reports (conformance/reports/) read only these.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from ggspec.reference.clauses import Profile, catalogue
+
+#: examples per check for each run-size profile
+PROFILES: dict[str, int] = {"dev": 10, "ci": 40, "thorough": 300}
+#: seconds an example may take on the target: generous for the slowest honest example on a
+#: loaded 2-core machine (see bench/RESULTS.md, "Suite speed"), short enough that a target that
+#: hangs in a common call costs minutes, not hours
+DEFAULT_TIMEOUT = 10.0
+#: seconds a check may take in all
+DEFAULT_CHECK_BUDGET = 300.0
+
+
+
+@dataclass
+class CheckResult:
+    check: str
+    clauses: tuple[str, ...]
+    status: str  # "pass" | "fail" | "crash" | "unsupported" (the target lacks a symbol the check needs)
+    examples: int
+    detail: str = ""
+    seconds: float = 0.0
+    #: erratum clause -> (status, detail): differences that one erratum explains (see
+    #: differential.ErratumDifference); they are blamed on that clause, not on the check's own
+    errata: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: undefined-behaviour clause -> ("confirmed" | "not observed", how): what the target did
+    #: after the reference stopped at undefined behaviour (see engine/after_ub.py)
+    ub: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+@dataclass
+class RunConfig:
+    target: str
+    profile: Profile
+    size: str = "dev"
+    max_examples: int | None = None
+    seed: int = field(default_factory=lambda: random.getrandbits(32))
+    derandomize: bool = False
+    #: seconds one example may take on the target (and the target's loading): a hang past it is
+    #: the check's `timeout` verdict, naming the API call in progress
+    timeout: float = DEFAULT_TIMEOUT
+    #: seconds one check may take in all, every example, shrinking and reproducers included
+    check_budget: float = DEFAULT_CHECK_BUDGET
+    #: stream each check's result, as it finishes, to this JSON-lines file (see stream.py)
+    stream: str | None = None
+    #: set by run_all when a signal stopped the run: "SIGINT" or "SIGTERM"
+    interrupted: str = ""
+    #: set when the target could not be loaded (load_target): how its loading ended
+    load_error: str = ""
+    #: how many checks run at once (each in its own forked worker; `ggspec check` defaults to
+    #: the number of cores)
+    workers: int = 1
+    #: write a C reproducer for each failing example of a C target (native, rc8, external) ...
+    c_reproducers: bool = True
+    #: ... into this directory (default: $GGSPEC_REPRO_DIR, else <tmp>/ggspec-repro)
+    repro_dir: str | None = None
+
+    @property
+    def examples(self) -> int:
+        return self.max_examples if self.max_examples is not None else PROFILES[self.size]
+
+
+@dataclass
+class ClauseVerdict:
+    id: str
+    title: str
+    kind: str
+    status: str  # one of STATUSES
+    examples: int
+    detail: str
+    checks: list[str]
+
+
+#: a clause's verdict: pass, fail, crash, unsupported (a check needs what the target lacks),
+#: uncovered (no check), xfail / xpass (a known failure that failed / passed, see conformance/known/)
+STATUSES = ("pass", "fail", "crash", "unsupported", "uncovered", "xfail", "xpass")
+#: the order in which a clause's checks decide its verdict: the first status any of them has
+_PRECEDENCE = ("crash", "fail", "unsupported", "pass")
+
+
+def verdicts(results: list[CheckResult]) -> list[ClauseVerdict]:
+    """Per clause: crash beats fail beats unsupported beats pass (a clause passes only when every
+    check of it passed); no check at all is 'uncovered'. Known failures are applied afterwards
+    (known.apply)."""
+    out = []
+    for cid, c in catalogue().items():
+        mine = [r for r in results if cid in r.clauses]
+        blamed = [(r, r.errata[cid]) for r in results if cid in r.errata]
+        if not mine and not blamed:
+            out.append(ClauseVerdict(cid, c.title, c.kind, "uncovered", 0, "no check covers this clause", []))
+            continue
+        seen = {r.status for r in mine} | {st_ for _, (st_, _) in blamed}
+        other = sorted(seen - set(_PRECEDENCE))  # a status added later (a timeout, say) is never hidden
+        status = other[0] if other and "crash" not in seen else next(s for s in _PRECEDENCE if s in seen or s == "pass")
+        detail = "; ".join(f"{r.check}: {r.detail.splitlines()[0] if r.detail else ''}" for r in mine if r.status != "pass")
+        detail = "; ".join(x for x in [detail, *(f"{r.check}: {d.splitlines()[0]}" for r, (_, d) in blamed)] if x)
+        out.append(ClauseVerdict(cid, c.title, c.kind, status, sum(r.examples for r in mine), detail,
+                                  [r.check for r in mine] + [r.check for r, _ in blamed if r not in mine]))
+    return out
+
+
+def check_status(r: CheckResult) -> str:
+    """A check's status as a progress line shows it: never pass when a difference it found is
+    blamed on an erratum clause (that clause ends as FAIL or CRASH)."""
+    if r.status == "pass" and r.errata:
+        return "crash" if any(s == "crash" for s, _ in r.errata.values()) else "fail"
+    return r.status
+
+
+def progress_line(i: int, n: int, r: CheckResult) -> str:
+    status = check_status(r)
+    shown = status if status == "pass" else status.upper()
+    blamed = f" [erratum {', '.join(sorted(r.errata))}]" if r.errata else ""
+    return f"[{i:3d}/{n}] {shown:5s} {r.check} ({r.examples} examples, {r.seconds:.1f}s){blamed}"
+
+
+# --- undefined behaviour: what the target did after it (engine/after_ub.py observes it) ---
+
+CONFIRMED, NOT_OBSERVED = "confirmed", "not observed"
+
+
+def merge(seen: dict[str, tuple[str, str]], cid: str, verdict: str, how: str) -> None:
+    """Keep one verdict per clause: the first confirmation, else the first non-observation."""
+    if cid not in seen or (verdict == CONFIRMED and seen[cid][0] != CONFIRMED):
+        seen[cid] = (verdict, how)
+
+
+def ub_clauses() -> list[str]:
+    """The clauses at which the reference model raises UndefinedBehaviour (rc.8 crashes or
+    corrupts memory there without an assert), read from the model's `undefined("ID", ...)` calls."""
+    import re
+    from pathlib import Path
+
+    import ggspec.reference as ref
+
+    found: set[str] = set()
+    for path in Path(ref.__file__).parent.glob("*.py"):
+        found.update(re.findall(r'undefined\(\s*"([A-Z]+-\d+)"', path.read_text(encoding="utf-8")))
+    return sorted(found, key=lambda c: (c.split("-")[0], int(c.split("-")[1])))
+
+
+def ub_summary(results: list[Any]) -> dict[str, dict[str, str]]:
+    """Per undefined-behaviour clause of the model: confirmed / not observed (with how) across
+    the run's check results (`CheckResult.ub`), or "not reached" when no example of the run got there."""
+    seen: dict[str, tuple[str, str]] = {}
+    for r in results:
+        for cid, (verdict, how) in getattr(r, "ub", {}).items():
+            merge(seen, cid, verdict, how)
+    out = {cid: {"status": v, "detail": how} for cid, (v, how) in sorted(seen.items())}
+    for cid in ub_clauses():
+        out.setdefault(cid, {"status": "not reached", "detail": "no example of this run reached it"})
+    return out

@@ -1,0 +1,443 @@
+"""The `ggspec` command."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ggspec.reference.clauses import Profile
+
+from ..adapters import TARGETS, default_profile, describe_target, external_target_name, prepare_target
+from ..adapters.external import TargetUnavailable
+from ..engine.results import (
+    DEFAULT_CHECK_BUDGET,
+    DEFAULT_TIMEOUT,
+    PROFILES,
+    CheckResult,
+    RunConfig,
+    verdicts,
+)
+from ..engine.runner import (
+    RunInterrupted,
+    load_checks,
+    load_target,
+    print_progress,
+    run_all,
+    unloaded_results,
+)
+from ..engine.stream import stream_path
+from ..engine.stream import write_all as write_stream
+from ..reports import report
+
+EXIT_CODES = """exit codes:
+  0  no clause failed or crashed (unsupported, xfail and uncovered clauses do not fail a run)
+  1  a clause failed or crashed; with --strict also an xpass (a known failure that passed) or an
+     uncovered clause
+  2  a usage error, reported in one line before any check runs: a bad option value, a selection
+     that matches nothing, a malformed known-failures file, a report path that cannot be written,
+     a target that cannot be fetched, built or loaded (wrong --prefix, unwritable GGSPEC_CACHE)
+  3  the target could not be loaded: it crashed, hung past --timeout or raised while it was
+     loaded and first called (in a worker); the report gives every selected check that verdict
+  130, 143  interrupted by SIGINT / SIGTERM: the reports hold the checks that finished, marked
+     interrupted
+"""
+
+#: the most backends a scheduler takes (SCHED-2): the range of `explain --backends`
+MAX_BACKENDS = 16
+
+
+class UsageError(ValueError):
+    """A mistake in the command line or its files: one line, exit code 2."""
+
+
+def _writable(option: str, value: str | None) -> None:
+    """A report path must be writable before the run starts, not after it."""
+    if not value:
+        return
+    path = Path(value)
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise UsageError(f"{option} {value}: is a directory, not a file")
+    if not parent.is_dir():
+        raise UsageError(f"{option} {value}: the folder {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise UsageError(f"{option} {value}: not writable")
+
+
+def _cache_writable(target: str) -> None:
+    """Targets built at test time (rc8, ggml-python, external) need a writable GGSPEC_CACHE."""
+    if target in ("reference", "native") or target.startswith("native:"):
+        return
+    from ..adapters.external import cache_dir
+
+    where = cache_dir()
+    label = f"GGSPEC_CACHE={os.environ['GGSPEC_CACHE']}" if os.environ.get("GGSPEC_CACHE") else f"the cache {where}"
+    if where.exists() and not where.is_dir():
+        raise UsageError(f"{label} is not a folder (the target {target} is built there)")
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"{label} cannot be created: {exc.strerror or exc}") from None
+    if not where.is_dir() or not os.access(where, os.W_OK | os.X_OK):
+        raise UsageError(f"{label} is not a writable folder (the target {target} is built there)")
+
+
+def _counts(args: argparse.Namespace) -> None:
+    if getattr(args, "max_examples", None) is not None and args.max_examples < 1:
+        raise UsageError(f"--max-examples must be at least 1, got {args.max_examples}")
+    if getattr(args, "seed", None) is not None and args.seed < 0:
+        raise UsageError(f"--seed must be a non-negative integer, got {args.seed}")
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _positive(option: str, value: float) -> float:
+    if not value > 0:
+        raise UsageError(f"{option} must be a positive number of seconds, got {value}")
+    return value
+
+
+def _target_name(args: argparse.Namespace) -> str:
+    """`--target external --include DIR --lib FILE --prefix P` names an external build."""
+    given = [o for o in ("include", "lib", "prefix") if getattr(args, o)]
+    if args.target == "external":
+        if len(given) != 3:
+            raise ValueError("--target external needs --include DIR, --lib FILE and --prefix PREFIX")
+        return external_target_name(args.include, args.lib, args.prefix)
+    if given:
+        raise ValueError(f"--{given[0]} is for --target external only")
+    return str(args.target)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from ..reports import known as known_mod
+    from .select import select
+
+    args.target = _target_name(args)
+    _counts(args)
+    for option in ("json", "junit", "html"):
+        _writable(f"--{option}", getattr(args, option, None))
+    checks = load_checks()
+    names = select(checks, args.select, args.deselect) if (args.select or args.deselect) else None
+    if args.shard:  # a deterministic 1/N of the selection (merge.py)
+        from ..reports.merge import parse_shard, shard_of
+
+        names = shard_of(names if names is not None else sorted(checks), parse_shard(args.shard))
+    known_path = Path(args.known) if args.known else None if args.no_known else known_mod.default_for(args.target)
+    known = known_mod.load(known_path, checks) if known_path is not None else []
+    base = report.load_json(Path(args.baseline)) if args.baseline else None  # a bad file: one line, before the run
+    _cache_writable(args.target)
+    profile = Profile(args.profile) if args.profile else default_profile(args.target)
+    cfg = RunConfig(args.target, profile, size=args.size, max_examples=args.max_examples, derandomize=args.derandomize)
+    cfg.c_reproducers, cfg.repro_dir = not args.no_c_reproducers, args.repro_dir
+    if args.seed is not None:
+        cfg.seed = args.seed
+    cfg.timeout, cfg.check_budget = _positive("--timeout", args.timeout), _positive("--check-budget", args.check_budget)
+    if args.workers < 1:
+        raise UsageError(f"--workers must be at least 1, got {args.workers}")
+    cfg.workers = args.workers
+    cfg.stream = stream_path(args.json) if args.json else None
+    prepare_target(cfg.target)  # fetch and build (runs nothing of the target: it loads in a worker)
+    print(f"ggspec check: target {cfg.target}, profile {profile.value}, size {cfg.size} "
+          f"({cfg.examples} examples a check), seed {cfg.seed}"
+          + (f", {len(names)} of {len(checks)} checks" if names is not None else "")
+          + (f", known failures from {known_path}" if known_path is not None else ""), file=sys.stderr, flush=True)
+    started, t0 = datetime.now(timezone.utc), time.monotonic()
+    failure, interrupted = load_target(cfg), 0
+    if failure is not None:  # every check gets the loading's verdict; the report says why
+        print(f"ggspec: {cfg.load_error}", file=sys.stderr, flush=True)
+        results = unloaded_results(failure, [checks[n] for n in (names if names is not None else sorted(checks))])
+        if cfg.stream:
+            write_stream(Path(cfg.stream), cfg, results)
+    else:
+        try:
+            results = run_all(cfg, names, progress=None if args.quiet else print_progress)
+        except RunInterrupted as exc:  # report what finished, marked interrupted
+            results, interrupted = exc.results, exc.signum
+            print(f"\nggspec: {exc}; the report holds the checks that finished", file=sys.stderr, flush=True)
+    elapsed = time.monotonic() - t0
+    found = known_mod.apply(verdicts(results), known, cfg.target)
+    if names is not None:  # a selection or a shard reports the clauses it covers (merge adds back the rest)
+        found = [v for v in found if v.status != "uncovered"]
+    print(report.table(found, cfg, results, verbose=args.verbose, seconds=elapsed))
+    changes = None
+    if base is not None:
+        from ..reports import baseline
+
+        changes = baseline.compare(base, found, {"target": cfg.target, "profile": cfg.profile.value, "seed": cfg.seed})
+        print("\n".join(baseline.lines(changes, args.baseline)))
+    described = describe_target(cfg.target) if args.json or args.html else None
+    if args.json:
+        report.write_json(Path(args.json), found, results, cfg, started=started, seconds=elapsed, target=described,
+                          baseline=changes.to_json() if changes is not None else None, shard=args.shard,
+                          selection={"select": args.select or [], "deselect": args.deselect or []})
+    if args.junit:
+        report.write_junit(Path(args.junit), found, cfg, results, seconds=elapsed)
+    if args.html:
+        from ..reports.html import write_html
+
+        write_html(Path(args.html), report.to_json(found, results, cfg, started=started, seconds=elapsed, target=described))
+    if interrupted:
+        print(f"INTERRUPTED by {cfg.interrupted}: {len(results)} check(s) finished", flush=True)
+        return 128 + interrupted
+    if failure is not None:
+        return 3
+    if changes is not None:  # the gate: only a clause newly failing fails the run
+        return 1 if changes.regressed else 0
+    failing = [v for v in found if v.status in ("fail", "crash", "timeout")]
+    uncovered = [v for v in found if v.status == "uncovered"]
+    xpass = [v for v in found if v.status == "xpass"]
+    if xpass:
+        print(f"\n{len(xpass)} known failure(s) passed (xpass{', an error under --strict' if args.strict else ''}): "
+              f"{' '.join(v.id for v in xpass)}", file=sys.stderr)
+    if failing:
+        print(f"\n{len(failing)} clause(s) failing: {' '.join(v.id for v in failing)}", file=sys.stderr)
+        print(f"replay a check with the reproducer in its detail (--json FILE keeps them); seed {cfg.seed}",
+              file=sys.stderr)
+        for line in _c_reproducer_lines(results):
+            print(line, file=sys.stderr)
+    return 1 if failing or ((uncovered or xpass) and args.strict) else 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from .compare import parse_target, run_compare
+
+    _counts(args)
+    _writable("--html", args.html)
+    _writable("--json", args.json)
+    for spec in args.targets:  # fail early, with one line, on a target that cannot load (loaded in a worker)
+        target, profile = parse_target(spec)
+        _cache_writable(target)
+        prepare_target(target)
+        probe = RunConfig(target, profile)
+        if load_target(probe) is not None:
+            print(f"ggspec compare: {probe.load_error}", file=sys.stderr)
+            return 3
+    cfg = RunConfig("native", Profile.FIXED, size=args.size, max_examples=args.max_examples, c_reproducers=False)
+    if args.seed is not None:
+        cfg.seed = args.seed
+    return run_compare(args, cfg)
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from ..reports.merge import run_merge
+
+    for option in ("json", "junit", "html"):
+        _writable(f"--{option}", getattr(args, option, None))
+    return run_merge(args)
+
+
+def _c_reproducer_lines(results: list[CheckResult]) -> list[str]:
+    """The C reproducers written for failing examples: path and gcc command, per check."""
+    out = []
+    for r in results:
+        details = [r.detail, *(d for _, d in r.errata.values())]
+        for detail in details:
+            lines = detail.splitlines()
+            for i, line in enumerate(lines):
+                if line.startswith("C reproducer:"):
+                    out.append(f"{r.check}: {line}")
+                    out.extend(lines[i + 1:i + 2])
+    return out
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from .explain import explain_vector, load_vector, render, table
+
+    if not 1 <= args.backends <= MAX_BACKENDS:
+        raise UsageError(f"--backends must be between 1 and {MAX_BACKENDS} (a scheduler takes at most "
+                         f"{MAX_BACKENDS} backends, the last one the CPU), got {args.backends}")
+    outputs = [(o, p, o[2:]) for o, p in (("--svg", args.svg), ("--png", args.png)) if p]
+    outputs = outputs or [("--svg", f"{Path(args.source).stem}.svg", "svg")]
+    for option, path, _ in outputs:
+        _writable(option, path)
+    vector = load_vector(args.source, args.backends)
+    n = vector.n_backends
+    if not 1 <= n <= MAX_BACKENDS:
+        raise UsageError(f"{args.source}: N_BACKENDS must be between 1 and {MAX_BACKENDS}, got {n}")
+    try:
+        ex = explain_vector(vector)
+    except Exception as exc:  # noqa: BLE001 - a graph the model cannot build is the input's fault: one line
+        raise UsageError(f"{args.source}: cannot build this graph: {type(exc).__name__}: {exc}") from None
+    print(table(ex))
+    for _, path, fmt in outputs:
+        Path(path).write_bytes(render(ex, fmt, f"{Path(args.source).stem}: {len(ex.splits)} split(s)"))
+        print(f"wrote {path}")
+    return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from .vectors import Vector
+    from .vectors import main as replay_main
+
+    target = _target_name(args)
+    profile = Profile(args.profile) if args.profile else default_profile(target)
+    Vector.load(args.vector)  # a bad file: one line, before a target is built
+    return replay_main(args.vector, target, profile)
+
+
+def _clause(args: argparse.Namespace) -> int:
+    from .listing import clause_text
+
+    try:
+        print(clause_text(args.id))
+    except KeyError:
+        raise UsageError(f"no clause {args.id} in the spec (ggspec list --clauses lists them)") from None
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from .listing import check_lines, clause_lines
+
+    checks = load_checks()
+    both = args.clauses == args.checks
+    out: list[str] = []
+    if args.clauses or both:
+        out += (["clauses (ID, kind, title, [checks]):"] if both else []) + clause_lines(checks)
+    if args.checks or both:
+        out += (["", "checks (name, clauses):"] if both else []) + check_lines(checks)
+    print("\n".join(out))
+    return 0
+
+
+class _Version(argparse.Action):
+    """`--version`, computed only when asked (it may run git)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the tool's version, the API it specifies and the commit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        from ..version import version_line
+
+        print(version_line())
+        parser.exit(0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="ggspec", description="Check a ggml-backend build against the rc.8 spec.",
+                                     epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action=_Version)
+    sub = parser.add_subparsers(dest="command", required=True)
+    chk = sub.add_parser("check", help="run the conformance suite against one target", epilog=EXIT_CODES,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+    chk.add_argument("--target", default="native", help=f"{' | '.join(TARGETS)} (default native)")
+    chk.add_argument("--profile", choices=[p.value for p in Profile], help="semantics to expect (default: the target's)")
+    chk.add_argument("--size", choices=sorted(PROFILES), default="dev", help="run size: examples per check")
+    chk.add_argument("--max-examples", type=int, help="override the examples per check")
+    chk.add_argument("--seed", type=int, help="hypothesis seed (printed when not given)")
+    chk.add_argument("--derandomize", action="store_true", help="derive examples from the check, not a seed")
+    chk.add_argument("--select", action="append", metavar="PATTERN",
+                     help="only these checks: a clause ID (TDATA-3), an area (SCHED), a check name or a glob "
+                          "(copy.*, CPU-1?); repeatable, see ggspec list")
+    chk.add_argument("--deselect", action="append", metavar="PATTERN", help="leave these checks out (same patterns; repeatable)")
+    chk.add_argument("--known", metavar="FILE",
+                     help="known failures (TOML: [[known]] clause/check/area, reason, targets): failing ones are xfail, "
+                          "passing ones xpass; default: the shipped file of the target, if any "
+                          f"({', '.join(sorted(_known_defaults()))})")
+    chk.add_argument("--no-known", action="store_true", help="ignore the target's shipped known-failures file")
+    chk.add_argument("--json", metavar="FILE",
+                     help="write the JSON report here; each check's result also streams, as it finishes, to FILE "
+                          "with .jsonl for .json (see conformance/stream.py)")
+    chk.add_argument("--timeout", metavar="SECONDS", type=float, default=DEFAULT_TIMEOUT,
+                     help=f"how long one example (and the target's loading) may take: a hang past it is the check's "
+                          f"timeout verdict, naming the API call in progress (default {DEFAULT_TIMEOUT:g})")
+    chk.add_argument("--check-budget", metavar="SECONDS", type=float, default=DEFAULT_CHECK_BUDGET,
+                     help=f"how long one check may take in all (default {DEFAULT_CHECK_BUDGET:g})")
+    chk.add_argument("--workers", metavar="N", type=int, default=_cores(),
+                     help=f"run N checks at once, each in its own worker; the verdicts do not depend on N "
+                          f"(default: the cores, here {_cores()})")
+    chk.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here")
+    chk.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page here")
+    chk.add_argument("--shard", metavar="K/N",
+                     help="run the K-th of N deterministic parts of the selected checks (join the JSON reports with merge)")
+    chk.add_argument("--baseline", metavar="OLD.json",
+                     help="compare with an earlier JSON report: list newly failing, newly passing and now unsupported "
+                          "clauses; exit 1 only when a clause fails that did not fail in OLD.json")
+    chk.add_argument("--strict", action="store_true", help="also fail when a clause is uncovered or a known failure passed")
+    chk.add_argument("--quiet", action="store_true", help="no progress lines")
+    chk.add_argument("-v", "--verbose", action="store_true", help="show each failure's whole difference, not its first lines")
+    ext = chk.add_argument_group("an external build (--target external)")
+    ext.add_argument("--include", metavar="DIR", help="its headers: ggml.h, ggml-alloc.h, ggml-backend.h, ggml-backend-impl.h")
+    ext.add_argument("--lib", metavar="FILE", help="its shared library")
+    ext.add_argument("--prefix", metavar="PREFIX", help="its symbol prefix, e.g. ggml_ or wsp_ggml_")
+    chk.add_argument("--repro-dir", metavar="DIR",
+                     help="where C reproducers of failing examples go (default $GGSPEC_REPRO_DIR or <tmp>/ggspec-repro)")
+    chk.add_argument("--no-c-reproducers", action="store_true", help="do not write C reproducers")
+    chk.set_defaults(func=_check)
+    cl = sub.add_parser("clause", help="print a clause of the spec (head and prose)")
+    cl.add_argument("id", metavar="ID", help="a clause ID such as TDATA-3")
+    cl.set_defaults(func=_clause)
+    ls = sub.add_parser("list", help="list the clauses (ID, kind, title, checks) and the checks (name, clauses)")
+    ls.add_argument("--clauses", action="store_true", help="only the clauses")
+    ls.add_argument("--checks", action="store_true", help="only the checks")
+    ls.set_defaults(func=_list)
+    exp = sub.add_parser("explain", help="draw what the scheduler decides for a graph (table + SVG)")
+    exp.add_argument("source", help="a fixture (encoder, decoder), a .py file defining SPEC, or a .json vector")
+    exp.add_argument("--backends", type=int, default=2,
+                     help=f"number of backends, 1 to {MAX_BACKENDS}: N-1 virtual devices and the CPU")
+    exp.add_argument("--svg", metavar="FILE", help="where to write the drawing as SVG (default <source>.svg)")
+    exp.add_argument("--png", metavar="FILE", help="where to write the drawing as PNG")
+    exp.set_defaults(func=_explain)
+    rep = sub.add_parser("replay", help="run a saved graph vector (JSON) on a target against the reference")
+    rep.add_argument("vector", metavar="VECTOR.json", help="a vector file (conformance/vectors/, or one a failing run saved)")
+    rep.add_argument("--target", default="native", help=f"{' | '.join(TARGETS)} (default native)")
+    rep.add_argument("--profile", choices=[p.value for p in Profile], help="semantics to expect (default: the target's)")
+    for option, meta in (("--include", "DIR"), ("--lib", "FILE"), ("--prefix", "PREFIX")):
+        rep.add_argument(option, metavar=meta, help="an external build, as for check --target external")
+    rep.set_defaults(func=_replay)
+    mrg = sub.add_parser("merge", help="join the JSON reports of the shards of one run (check --shard K/N) into one")
+    mrg.add_argument("reports", nargs="+", metavar="REPORT.json", help="the shards' JSON reports")
+    mrg.add_argument("--json", metavar="FILE", help="write the merged JSON report here")
+    mrg.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here")
+    mrg.add_argument("--html", metavar="FILE", help="write the HTML page here")
+    mrg.add_argument("-v", "--verbose", action="store_true", help="show each failure's whole difference")
+    mrg.set_defaults(func=_merge)
+    cmp = sub.add_parser("compare", help="several targets side by side: one clause x target table")
+    cmp.add_argument("targets", nargs="+", metavar="TARGET[@PROFILE]",
+                     help="e.g. native rc8 rc8@fixed external:ggml_:INCLUDE_DIR:LIBRARY (default profile: the target's)")
+    cmp.add_argument("--size", choices=sorted(PROFILES), default="dev", help="run size: examples per check")
+    cmp.add_argument("--max-examples", type=int, help="override the examples per check")
+    cmp.add_argument("--seed", type=int, help="hypothesis seed, the same for every target (printed when not given)")
+    cmp.add_argument("--html", metavar="FILE", help="also write the table as an HTML page")
+    cmp.add_argument("--json", metavar="FILE", help="also write the comparison as JSON")
+    cmp.add_argument("--select", action="append", metavar="PATTERN", help="only these checks (as for check; repeatable)")
+    cmp.add_argument("--deselect", action="append", metavar="PATTERN", help="leave these checks out (repeatable)")
+    cmp.add_argument("--only-differences", action="store_true", help="only the clauses whose statuses differ")
+    cmp.add_argument("--no-gate", action="store_true", help="exit 0 even when a column fails (default: exit 1)")
+    cmp.add_argument("--quiet", action="store_true", help="no progress lines")
+    cmp.set_defaults(func=_compare)
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (ValueError, ImportError, TargetUnavailable) as exc:
+        print(f"ggspec {args.command}: {str(exc).strip() or type(exc).__name__}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, RunInterrupted) as exc:  # before or outside a run's report: one line, no traceback
+        signum = exc.signum if isinstance(exc, RunInterrupted) else signal.SIGINT
+        print(f"ggspec {args.command}: interrupted by {signal.Signals(signum).name}", file=sys.stderr)
+        return 128 + int(signum)
+    except BrokenPipeError:  # `ggspec list | head`: the reader left; stop quietly, as other filters do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+
+
+def _known_defaults() -> list[str]:
+    from ..reports.known import DEFAULTS
+
+    return [f"{t}: conformance/known/{f}" for t, f in DEFAULTS.items()]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,211 @@
+"""`ggspec compare`: several targets side by side, one row per clause, one column per target.
+
+Each target runs the selected checks (`--select` / `--deselect`, the patterns of select.py;
+every check by default) under its own default profile (or the one given with it as
+`TARGET@PROFILE`), with the same seed, so the columns differ only by the target. The table
+prints on the terminal (`--only-differences`: only the clauses whose statuses differ between
+columns), and is also written as an HTML page (`--html FILE`) and as JSON (`--json FILE`: per
+column its target, profile, description and summary; per clause each column's status and
+detail; per column every check's result with its reproducer).
+
+The exit code is a gate: 1 when a clause fails, crashes or times out in any column, else 0;
+`--no-gate` makes it 0 whatever the verdicts (a comparison for reading, not for CI).
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ggspec.reference.clauses import Profile, catalogue
+
+from ..adapters import default_profile, describe_target
+from ..engine.results import CheckResult, ClauseVerdict, RunConfig, verdicts
+from ..engine.runner import run_all
+from ..reports import report
+
+_MARK = {"pass": "pass", "fail": "FAIL", "crash": "CRASH", "uncovered": "-", "unsupported": "unsup", "xfail": "xfail",
+         "xpass": "XPASS", "timeout": "TIME"}
+
+
+@dataclass
+class Column:
+    target: str
+    profile: Profile
+    verdicts: dict[str, ClauseVerdict]
+    results: list[CheckResult] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def label(self) -> str:
+        short = self.target if not self.target.startswith("external:") else "external:" + self.target.split(":")[1]
+        return f"{short}@{self.profile.value}"
+
+    @property
+    def failing(self) -> list[str]:
+        return [cid for cid, v in self.verdicts.items() if v.status in report.FAILING]
+
+
+def parse_target(spec: str) -> tuple[str, Profile]:
+    """`rc8`, `native@rc8`, `external:ggml_:INC:LIB@fixed` → (target, profile)."""
+    name, sep, prof = spec.rpartition("@")
+    if not sep:
+        return spec, default_profile(spec)
+    return name, Profile(prof)
+
+
+def run_columns(specs: list[str], cfg: RunConfig, progress: bool = False, names: list[str] | None = None) -> list[Column]:
+    """Run the checks `names` (all by default) on each target; progress lines name the target."""
+    import time
+
+    from ..engine.runner import print_progress
+
+    columns = []
+    for i, spec in enumerate(specs, 1):
+        target, profile = parse_target(spec)
+        run = RunConfig(target, profile, size=cfg.size, max_examples=cfg.max_examples, seed=cfg.seed,
+                        derandomize=cfg.derandomize, c_reproducers=cfg.c_reproducers, repro_dir=cfg.repro_dir)
+        label = Column(target, profile, {}).label
+        if progress:
+            print_progress(f"ggspec compare: column {i}/{len(specs)}: {label}")
+
+        def named(line: str, label: str = label) -> None:
+            print_progress(f"{label}: {line}")
+
+        t0 = time.monotonic()
+        results = run_all(run, names, progress=named if progress else None)
+        found = verdicts(results)
+        columns.append(Column(target, profile, {v.id: v for v in found}, results, time.monotonic() - t0))
+    return columns
+
+
+def _rows(columns: list[Column], only_differences: bool = False) -> list[tuple[str, str, list[str]]]:
+    """(clause, title, status per column) for every clause some column covers."""
+    out = []
+    for cid, cl in catalogue().items():
+        statuses = [c.verdicts[cid].status if cid in c.verdicts else "uncovered" for c in columns]
+        if all(s == "uncovered" for s in statuses):
+            continue
+        if only_differences and len(set(statuses)) == 1:
+            continue
+        out.append((cid, cl.title, statuses))
+    return out
+
+
+def table(columns: list[Column], only_differences: bool = False) -> str:
+    widths = [max(len(c.label), 7) for c in columns]
+    head = f"{'clause':9s} " + " ".join(f"{c.label:>{w}s}" for c, w in zip(columns, widths, strict=True)) + "  title"
+    lines = [head, "-" * len(head)]
+    rows = _rows(columns, only_differences)
+    for cid, title, statuses in rows:
+        cells = [_MARK.get(s, s.upper()) for s in statuses]
+        lines.append(f"{cid:9s} " + " ".join(f"{x:>{w}s}" for x, w in zip(cells, widths, strict=True)) + f"  {title}")
+    if only_differences and not rows:
+        lines.append("(every clause has the same status in every column)")
+    lines.append("-" * len(head))
+    for c in columns:
+        counts = Counter(v.status for v in c.verdicts.values())
+        extra = "".join(f", {counts[s]} {s}" for s in ("unsupported", "timeout", "xfail", "xpass") if counts.get(s))
+        lines.append(f"{c.label}: {counts['pass']} pass, {counts['fail']} fail, {counts['crash']} crash{extra}, "
+                     f"{counts['uncovered']} uncovered")
+    return "\n".join(lines)
+
+
+def to_json(columns: list[Column], cfg: RunConfig, started: datetime | None = None,
+            only_differences: bool = False, descriptions: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The comparison as JSON; `descriptions` (label -> adapters.describe_target's dict) for columns
+    read back from earlier reports, whose targets need not be at hand now."""
+    known = descriptions or {}
+    return {
+        "format": report.FORMAT,
+        "versions": report.versions(),
+        "started": (started or datetime.now(timezone.utc)).isoformat(timespec="seconds"),
+        "seconds": round(sum(c.seconds for c in columns), 3),
+        "size": cfg.size, "seed": cfg.seed, "examples": cfg.examples,
+        "verdict": "fail" if any(c.failing for c in columns) else "pass",
+        "columns": [{"label": c.label, "target": c.target, "profile": c.profile.value,
+                     "target_description": known.get(c.label) or describe_target(c.target),
+                     "summary": report.summary(list(c.verdicts.values())), "seconds": round(c.seconds, 3),
+                     "checks": [{"name": r.check, "clauses": list(r.clauses), "status": r.status,
+                                 "examples": r.examples, "seconds": round(r.seconds, 3), "detail": r.detail,
+                                 "errata": {cid: {"status": s, "detail": d} for cid, (s, d) in r.errata.items()}}
+                                for r in c.results]}
+                    for c in columns],
+        "clauses": [{"id": cid, "title": title, "statuses": dict(zip([c.label for c in columns], statuses, strict=True)),
+                     "details": {c.label: c.verdicts[cid].detail for c in columns
+                                 if cid in c.verdicts and c.verdicts[cid].status not in ("pass", "uncovered")}}
+                    for cid, title, statuses in _rows(columns, only_differences)],
+    }
+
+
+def write_html(path: Path, columns: list[Column], seed: int, only_differences: bool = False) -> None:
+    colour = {"pass": "#d8f5d0", "fail": "#f9d0c4", "crash": "#f3a59a", "timeout": "#f3a59a", "uncovered": "#eeeeee",
+              "unsupported": "#e4e9f7", "xfail": "#fbeec2", "xpass": "#f7d98b"}
+    rows = []
+    failures = []
+    for cid, title, statuses in _rows(columns, only_differences):
+        cells = []
+        for c, status in zip(columns, statuses, strict=True):
+            v = c.verdicts.get(cid)
+            tip = html.escape(v.detail if v else "", quote=True)
+            mark = html.escape(_MARK.get(status, status))
+            if v is not None and status in report.FAILING:
+                anchor = f"fail-{html.escape(c.label, quote=True)}-{cid}"
+                mark = f'<a href="#{anchor}">{mark}</a>'
+                blocks = [f'<h3 id="{anchor}">{html.escape(status.upper())} {cid} on {html.escape(c.label)}: '
+                          f'{html.escape(title)}</h3>']
+                for f in report.failures_of(v, c.results):
+                    blocks.append(f"<h4>{html.escape(f.check)}</h4><pre>{html.escape(chr(10).join(f.difference))}</pre>"
+                                  + (f"<pre>{html.escape(chr(10).join(f.reproducer))}</pre>" if f.reproducer else ""))
+                failures.append("\n".join(blocks))
+            cells.append(f'<td style="background:{colour.get(status, "#fff")}" title="{tip}">{mark}</td>')
+        erratum = " (erratum)" if catalogue()[cid].erratum else ""
+        rows.append(f"<tr><th>{cid}</th><td>{html.escape(title)}{erratum}</td>{''.join(cells)}</tr>")
+    heads = "".join(f"<th>{html.escape(c.label)}</th>" for c in columns)
+    page = f"""<!doctype html>
+<html><head><meta charset="utf-8"><title>ggspec compare</title>
+<style>body{{font-family:sans-serif}} table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:2px 6px}}
+td:nth-child(n+3){{text-align:center;font-family:monospace}}
+pre{{background:#f7f7f7;border:1px solid #ddd;padding:.5em;white-space:pre-wrap;word-break:break-all}}</style></head>
+<body><h1>ggspec compare</h1><p>seed {seed}; hover a cell for its detail, click a failure for its difference and
+reproducer.</p>
+<table><tr><th>clause</th><th>title</th>{heads}</tr>
+{chr(10).join(rows)}
+</table>
+<h2>Failures</h2>
+{chr(10).join(failures) if failures else "<p>No clause failed in any column.</p>"}
+</body></html>
+"""
+    path.write_text(page, encoding="utf-8")
+
+
+def run_compare(args: argparse.Namespace, cfg: RunConfig) -> int:
+    """The `compare` command after its options are checked (cli._compare)."""
+    from ..engine.runner import load_checks
+    from .select import select
+
+    checks = load_checks()
+    names = select(checks, args.select, args.deselect) if (args.select or args.deselect) else None
+    print(f"ggspec compare: {' '.join(args.targets)}, size {cfg.size}, seed {cfg.seed}"
+          + (f", {len(names)} of {len(checks)} checks" if names is not None else ""), file=sys.stderr, flush=True)
+    started = datetime.now(timezone.utc)
+    columns = run_columns(args.targets, cfg, progress=not args.quiet, names=names)
+    print(table(columns, args.only_differences))
+    if args.html:
+        write_html(Path(args.html), columns, cfg.seed, args.only_differences)
+    if args.json:
+        data = to_json(columns, cfg, started, args.only_differences)
+        Path(args.json).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    failing = [c for c in columns if c.failing]
+    for c in failing:
+        print(f"{c.label}: {len(c.failing)} clause(s) failing: {' '.join(c.failing)}", file=sys.stderr)
+    if failing and args.no_gate:
+        print("--no-gate: exit 0 all the same", file=sys.stderr)
+    return 1 if failing and not args.no_gate else 0

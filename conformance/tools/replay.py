@@ -1,0 +1,58 @@
+"""Replaying one example of a check, as printed in a failure's reproducer.
+
+The example runs in a forked worker, as in the suite, so a target that crashes or hangs ends the
+worker and not the replay: it prints how the example ended — both outcomes when they agree, the
+difference when they do not, or how the target died (the signal, the API call it was in and its
+stderr) — and raises `ReplayFailed` unless they agree.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ggspec.reference.clauses import Profile
+
+from ..engine import isolate
+from ..engine.differential import EXAMPLE_TIMEOUT, ExampleTimeout, Mismatch, differential
+from ..engine.registry import CHECKS
+from ..engine.runner import load_checks
+
+
+class ReplayFailed(AssertionError):
+    """The replayed example still disagrees, or the target crashed or hung on it."""
+
+
+def _here(check_name: str, target: str, profile: str, args: dict[str, Any]) -> tuple[str, str]:
+    """In the worker: ("agree", the outcomes) or ("disagree" | "timeout", what differs)."""
+    try:
+        ex = differential(CHECKS[check_name], args, target, Profile(profile))
+    except Mismatch as exc:
+        return "disagree", str(exc)
+    except ExampleTimeout as exc:
+        return "timeout", str(exc)
+    ex_text = [f"{check_name}: reference {ex.expected.ending}, {target} {ex.actual.ending}: agree"]
+    ex_text.extend(f"  {label} = {value!r}" for label, value in ex.expected.observations)
+    ex_text.extend(f"  note: {n}" for n in ex.notes)
+    return "agree", "\n".join(ex_text)
+
+
+def replay(check_name: str, target: str, profile: str, args: dict[str, Any], timeout: float = 60.0) -> None:
+    """Run the example again in a forked worker, print how it ended, and raise ReplayFailed
+    unless the reference and the target agree. `timeout`: seconds the example may take."""
+    load_checks()
+    if check_name not in CHECKS:
+        raise ValueError(f"no check named {check_name!r}")
+    EXAMPLE_TIMEOUT[0] = timeout
+    forked = isolate.run_forked(lambda: _here(check_name, target, profile, args), timeout=timeout + 5, reports=False,
+                                full_args=True)
+    if forked.status == "ok":
+        verdict, text = forked.value
+        print(text)
+        if verdict != "agree":
+            raise ReplayFailed(f"{check_name} on {target}: {verdict}")
+        return
+    how = "did not finish within {timeout:g} s" if forked.status == "timeout" else forked.describe()
+    where = forked.where() if forked.status == "timeout" else ""
+    stderr = "\n  ".join(forked.stderr.strip().splitlines()[-12:]) or "(empty)"
+    print(f"{check_name}: the replay's worker {how.format(timeout=timeout)} {where}".rstrip() + f"\nstderr:\n  {stderr}")
+    raise ReplayFailed(f"{check_name} on {target}: the worker {forked.describe()}")
