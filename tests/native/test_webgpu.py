@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from ggspec.conformance.approx import mul_mat_atol, norm_atol
+from ggspec.conformance.engine.approx import mul_mat_atol, norm_atol
 from ggspec.native import build, load_lib
 from ggspec.native.webgpu import WebGPUUnavailable, adapter_name, webgpu_init, webgpu_pending, wgpu_library
 from ggspec.reference.types import GGMLType
@@ -420,7 +420,7 @@ def test_supports_op_refuses_what_has_no_kernel(gpu: Any, noalloc: Any) -> None:
 def test_mul_mat_q4_0_within_the_bound(gpu: Any) -> None:
     """Q4_0 weights: b quantized to Q8_0 by the kernel (CORE-61/74), integer block sums (CORE-76);
     expected: the reference's quantization and dot product (reference/quants.py)."""
-    from ggspec.conformance.approx import dequantized_blocks
+    from ggspec.conformance.engine.approx import dequantized_blocks
     from ggspec.reference import quants
 
     k, rows, brows, batches = 32 * 7, 13, 6, 2
