@@ -42,9 +42,12 @@ class Registry:
         self.entries: list[RegistryEntry] = []
         self._initialized = False
 
-    @implements("REG-1")
+    @implements("REG-1", "REG-11")
     def _ensure_builtin(self) -> None:
-        """REG-1: the first query registers the CPU backend, once."""
+        """REG-1: the first query registers the CPU backend, once. REG-11: "a plain
+        process-wide flag, read and then set without a lock" — the model is one thread, as the
+        API supports the registry from one thread at a time: the flag is the world's (the
+        process's), not a thread's."""
         if self._initialized:
             return
         self._initialized = True

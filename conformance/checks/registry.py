@@ -80,6 +80,45 @@ def cpu_registers_itself(t: Target, rec: Recorder, queries: list[str]) -> None:
     rec("init calls", t.reg_init_calls())
 
 
+@example(queries=("count", "find CPU"))
+@check("REG-11", queries=st.lists(st.sampled_from(["count", "find CPU", "name 0", "from_str CPU"]), min_size=2, max_size=3))
+def first_use_from_threads_one_after_another(t: Target, rec: Recorder, queries: list[str]) -> None:
+    """After a reset, each query runs on a thread of its own, started after the previous one
+    ended: "CPU" is registered exactly once (the flag is the process's, not a thread's);
+    overlapping first calls are not defined (deterministic: count, then find CPU)."""
+    import threading
+
+    t.reg_reset()
+    answers: list[object] = []
+
+    def ask(q: str) -> None:
+        if q == "count":
+            answers.append(t.reg_get_count())
+        elif q == "find CPU":
+            answers.append(t.reg_find_by_name("CPU"))
+        elif q == "name 0":
+            answers.append(t.reg_get_name(0))
+        else:
+            answers.append(_backend(t, t.reg_init_backend_from_str("CPU")))
+
+    errors: list[BaseException] = []
+
+    def run(q: str) -> None:
+        try:
+            ask(q)
+        except BaseException as exc:  # noqa: BLE001 - handed to the calling thread below
+            errors.append(exc)
+
+    for q in queries:
+        worker = threading.Thread(target=run, args=(q,))
+        worker.start()
+        worker.join()
+        if errors:
+            raise errors[0]
+    rec("answers", answers)
+    rec("count", t.reg_get_count())
+
+
 @check("REG-2", before=st.integers(0, 16), name=reg_names)
 def at_most_sixteen(t: Target, rec: Recorder, before: int, name: str) -> None:
     """`before` registrations before any query, then (if the table is not full) a query, which
