@@ -19,7 +19,8 @@ for any text, and a duration (`9.7s`, `14.5 s`) for any duration; every other li
 of the run's lines, each run of lines between two `...` contiguous and in order. Exit status:
 0 when every output block of the pages matches, 1 otherwise (each mismatch named), 2 for a
 usage error. `--update` rewrites the lines that differ in place where the same line can be found
-in the run by its first word (a clause ID) or as the summary line (`N pass, ...`); what it
+in the run by its first word (a clause ID), as the summary line (`N pass, ...`) or as a bare
+number; what it
 cannot place is left for a person.
 
 tests/test_docs.py runs this on every page that has samples, so no count can drift.
@@ -144,7 +145,11 @@ def mismatches(doc: list[str], real: list[str]) -> list[str]:
 
 
 def _key(line: str) -> str:
-    return "summary" if _SUMMARY.match(line) else (line.split() or [""])[0]
+    if _SUMMARY.match(line):
+        return "summary"
+    if line.strip().isdigit():
+        return "count"  # a bare number (`... | wc -l`)
+    return (line.split() or [""])[0]
 
 
 def updated(doc: list[str], real: list[str]) -> list[str]:
