@@ -203,10 +203,16 @@ static void copy_message(struct wg_wait * w, WGPUStringView m) {
     if (n >= sizeof(w->message)) {
         n = sizeof(w->message) - 1;
     }
-    if (n > 0) {
-        memcpy(w->message, m.data, n);
+    /* wgpu's messages span lines ("Caused by:" ...): one line, runs of white space as one space */
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = m.data[i];
+        if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+        if (c == ' ' && (out == 0 || w->message[out - 1] == ' ')) continue;
+        w->message[out++] = c;
     }
-    w->message[n] = '\0';
+    while (out > 0 && w->message[out - 1] == ' ') out--;
+    w->message[out] = '\0';
 }
 
 static void on_adapter(WGPURequestAdapterStatus status, WGPUAdapter adapter, WGPUStringView message, void * u1,

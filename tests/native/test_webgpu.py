@@ -439,3 +439,40 @@ def test_mul_mat_q4_0_within_the_bound(gpu: Any) -> None:
     bound = mul_mat_atol(GGMLType.Q4_0, av, bv, a_blocks, b_blocks)
     assert np.all(np.abs(got[0].astype(np.float64) - ref) <= bound[0])
     assert np.all(np.abs(cpu[0].astype(np.float64) - ref) <= bound[0])
+
+
+def test_a_device_started_before_a_fork_is_refused_in_the_child(gpu: Any) -> None:
+    """The module's device was started in this process; a forked child must not use it: init
+    there returns NULL with one line naming both processes (start WebGPU in the worker)."""
+    from forked import run_forked
+
+    def child() -> None:
+        try:
+            webgpu_init()
+        except WebGPUUnavailable as exc:
+            text = str(exc)
+            ok = f"started in process {os.getppid()}" in text and f"this is {os.getpid()}" in text
+            sys.stderr.write(text + "\n")
+            os._exit(0 if ok else 3)
+        os._exit(4)
+
+    status, err = run_forked(child)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, err
+    assert "before a fork" in err and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("env, says", [
+    ({"GGSPEC_WGPU_LIB": "/nonexistent/libwgpu_native.so"}, "WebGPU unavailable: cannot load /nonexistent/"),
+    ({"VK_ICD_FILENAMES": "/nonexistent.json", "VK_DRIVER_FILES": "/nonexistent.json"}, "WebGPU unavailable: no adapter"),
+])
+def test_no_library_or_no_driver_is_one_line(env: dict[str, str], says: str) -> None:
+    """Without the library or without a Vulkan driver, init reports one line; no crash, no hang."""
+    if wgpu_library() is None:
+        pytest.skip("the wgpu package is not installed")
+    code = ("from ggspec.native.webgpu import webgpu_init, WebGPUUnavailable\n"
+            "try:\n    webgpu_init()\nexcept WebGPUUnavailable as e:\n    print(e)\nelse:\n    print('started')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False,
+                         env={**os.environ, **env})
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(says), out.stdout
