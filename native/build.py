@@ -101,6 +101,9 @@ def wgsl_header_text() -> str:
 
 
 def write_wgsl_header() -> None:
+    """Regenerate webgpu_wgsl.h when webgpu.wgsl changed (a tree without the .wgsl keeps its header)."""
+    if not os.path.isfile(WGSL_SOURCE):
+        return
     text = wgsl_header_text()
     try:
         with open(WGSL_HEADER, encoding="utf-8") as f:
