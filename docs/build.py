@@ -3,7 +3,7 @@
 1. Stage the sources in OUT/_source: docs/ and spec/ in the repository's layout (so every
    relative link between them keeps working), each spec chapter with an anchor per clause, and
    the generated pages (traceability matrix, errata, changes, limits, API), written there and
-   never into docs/ (conformance/sitegen.py makes them).
+   never into docs/ (conformance/tools/sitegen.py makes them).
 2. Run Sphinx (configuration: docs/conf.py) with warnings as errors into OUT/html.
 3. Check the built site: every internal href and src reaches a file and, with a fragment, an
    element with that id; every clause ID has its anchor in its chapter's page.

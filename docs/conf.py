@@ -75,9 +75,6 @@ class ClauseAnchors(SphinxTransform):
             for name, labelid in list(doc.nameids.items()):
                 if labelid == cid.lower():
                     doc.nameids[name] = cid
-        for raw in list(doc.findall(nodes.raw)):  # sitegen's former <div id="ID"> anchors: the section has the id now
-            if 'class="clause-anchor"' in raw.astext():
-                raw.parent.remove(raw)
 
 
 def setup(app: Sphinx) -> None:

@@ -304,7 +304,7 @@ def test_samples_come_from_a_real_run() -> None:
 def test_the_user_guide_names_every_status_and_ends_in_content() -> None:
     """One definition of each status (the verdicts table, as conformance/runner.py judges), and
     no heading without text under it (such as an empty "Planned")."""
-    from ggspec.conformance.runner import STATUSES
+    from ggspec.conformance.engine.results import STATUSES
 
     text = (ROOT / "docs" / "user-guide.md").read_text(encoding="utf-8")
     table = text[text.index("### Verdicts"):text.index("### Known failures")]
@@ -315,3 +315,23 @@ def test_the_user_guide_names_every_status_and_ends_in_content() -> None:
     for page in [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]:  # a missing function is unsupported
         flat = " ".join(page.read_text(encoding="utf-8").split())
         assert not re.search(r"lacks? (?:fails|[^.]{0,60}\bfail\b)", flat), page
+
+
+def test_help_and_docs_define_timeout_and_exit_codes_alike() -> None:
+    """`--timeout` has one definition (one API call) in `check --help`, the user guide and the
+    guides; exit code 2 (nothing of the target ran) and 3 (it was built, loading it failed) do
+    not overlap."""
+    from ggspec.conformance.tools.cli import EXIT_CODES
+
+    proc = subprocess.run([sys.executable, "-m", "ggspec.conformance.tools.cli", "check", "--help"], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+    flat = " ".join(proc.stdout.split())
+    assert "--timeout SECONDS how long the target may spend in one API call" in flat, flat
+    guide = " ".join((ROOT / "docs" / "user-guide.md").read_text(encoding="utf-8").split())
+    assert "`--timeout SECONDS` (default 10) is how long the target may spend in one API call" in guide
+    for page in [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]:
+        text = " ".join(page.read_text(encoding="utf-8").split())
+        assert not re.search(r"example[^.]{0,30}(?:hung|hangs) past `--timeout`", text), page
+    codes = dict(re.findall(r"^ {2}(\d) {2}(.*(?:\n {5}.*)*)", EXIT_CODES, re.M))
+    assert set(codes) == {"0", "1", "2", "3"}
+    assert "load" not in codes["2"] and "built" in codes["3"] and "timed out" in codes["1"], codes

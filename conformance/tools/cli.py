@@ -35,14 +35,16 @@ from ..engine.stream import write_all as write_stream
 from ..reports import report
 
 EXIT_CODES = """exit codes:
-  0  no clause failed or crashed (unsupported, xfail and uncovered clauses do not fail a run)
-  1  a clause failed or crashed; with --strict also an xpass (a known failure that passed) or an
-     uncovered clause
-  2  a usage error, reported in one line before any check runs: a bad option value, a selection
-     that matches nothing, a malformed known-failures file, a report path that cannot be written,
-     a target that cannot be fetched, built or loaded (wrong --prefix, unwritable GGSPEC_CACHE)
-  3  the target could not be loaded: it crashed, hung past --timeout or raised while it was
-     loaded and first called (in a worker); the report gives every selected check that verdict
+  0  no clause failed, crashed or timed out (unsupported, xfail and uncovered clauses do not fail
+     a run)
+  1  a clause failed, crashed or timed out; with --strict also an xpass (a known failure that
+     passed) or an uncovered clause
+  2  a usage error, reported in one line before any check runs and before anything of the target
+     runs: a bad option value, a selection that matches nothing, a malformed known-failures file,
+     a report path that cannot be written, a target that cannot be fetched or built (no npm, a
+     wrong --prefix, a missing library, an unwritable GGSPEC_CACHE)
+  3  the target was built but could not be loaded: opening it and its first call, in a worker,
+     crashed, hung past --timeout or raised; the report gives every selected check that verdict
   130, 143  interrupted by SIGINT / SIGTERM: the reports hold the checks that finished, marked
      interrupted
 """
@@ -350,8 +352,9 @@ def main(argv: list[str] | None = None) -> int:
                      help="write the JSON report here; each check's result also streams, as it finishes, to FILE "
                           "with .jsonl for .json (see conformance/stream.py)")
     chk.add_argument("--timeout", metavar="SECONDS", type=float, default=DEFAULT_TIMEOUT,
-                     help=f"how long one example (and the target's loading) may take: a hang past it is the check's "
-                          f"timeout verdict, naming the API call in progress (default {DEFAULT_TIMEOUT:g})")
+                     help=f"how long the target may spend in one API call: past it the check's verdict is timeout, "
+                          f"naming the call (an example may take 10 times that, the loading 2 times; "
+                          f"default {DEFAULT_TIMEOUT:g})")
     chk.add_argument("--check-budget", metavar="SECONDS", type=float, default=DEFAULT_CHECK_BUDGET,
                      help=f"how long one check may take in all (default {DEFAULT_CHECK_BUDGET:g})")
     chk.add_argument("--workers", metavar="N", type=int, default=_cores(),

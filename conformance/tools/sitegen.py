@@ -4,9 +4,9 @@ traceability matrix with statuses, errata, changes, limits and the API pages.
 Nothing here is written by hand into docs/: `docs/build.py` stages docs/ and spec/ into the
 build directory and writes these pages there, so they follow spec/ and reference/ as they are.
 
-- `anchored_chapter(text)`: a spec chapter with, before each clause head `### ID: title`, an HTML
-  anchor `id="ID"` (so `spec/tdata.html#TDATA-3` lands on the clause) and a MyST target `(ID)=`
-  (so other pages can `{ref}` it);
+- `anchored_chapter(text)`: a spec chapter with, before each clause head `### ID: title`, a MyST
+  target `(ID)=` (so other pages can `{ref}` it; docs/conf.py makes `ID`, as written, the
+  section's one anchor, so `spec/tdata.html#TDATA-3` lands on the clause);
 - `matrix_page(reports)`: clause → enforcing places in reference/ (linked to the source) →
   covering checks → the status of each report file given (`GGSPEC_DOCS_REPORTS`);
 - `errata_page(reports)`, `changes_page()`, `limits_page()`, `api_pages()`.
@@ -141,7 +141,7 @@ def chapter_title(path: Path) -> str:
 
 
 def anchored_chapter(text: str) -> str:
-    """The chapter with an anchor `id="ID"` and a MyST target `(ID)=` before each clause head."""
+    """The chapter with a MyST target `(ID)=` before each clause head."""
     out: list[str] = []
     in_fence = False
     for line in text.splitlines():
@@ -150,7 +150,7 @@ def anchored_chapter(text: str) -> str:
         m = None if in_fence else _HEAD.match(line)
         if m is not None:
             cid = m.group(1)
-            out += [f'<div id="{cid}" class="clause-anchor"></div>', "", f"({cid})=", ""]
+            out += [f"({cid})=", ""]
         out.append(line)
     return "\n".join(out) + "\n"
 
