@@ -8,11 +8,20 @@ All paths are derived from this file's location, never from the working director
 module-level `ffibuilder` gives setuptools its paths relative to the project root (the
 directory of setup.py, where setuptools always runs and which is this file's parent), since
 setuptools refuses absolute source paths; everything else uses absolute paths.
+
+The cdef is not written by hand: `read_cdef` runs the public headers (native/include) through
+the C compiler's preprocessor at build time and gives cffi what they declare, in include order,
+plus cdef/callbacks.h, the only hand-written part (the functions implemented in Python, which no
+header declares). The external targets read their ABI from the same text, renamed
+(conformance/adapters/external.py). ``python -m ggspec.native.build --cdef`` prints it;
+tests/native/test_cdef.py fails on any drift between the headers and the built module.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 from collections.abc import Sequence
 
 import cffi
@@ -21,13 +30,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECT_ROOT = os.path.dirname(HERE)
 INCLUDE_DIR = os.path.join(HERE, "include")
 SRC_DIR = os.path.join(HERE, "src")
-CDEF_DIR = os.path.join(HERE, "cdef")
-
-# one cdef file per API area, in dependency order
-CDEF_AREAS: tuple[str, ...] = (
-    "core", "buffer", "tdata", "copy", "backend", "registry", "cpu", "vdev", "webgpu",
-    "graph", "ops", "quants", "alloc", "sched", "graph_copy",
-)
+#: the hand-written part of the cdef: what the headers cannot give (functions implemented in Python)
+CALLBACKS_CDEF = os.path.join(HERE, "cdef", "callbacks.h")
 
 # one C module per API area, named like the reference model's modules
 SOURCES: tuple[str, ...] = (
@@ -57,6 +61,8 @@ SOURCES: tuple[str, ...] = (
 
 DEFAULT_CFLAGS: tuple[str, ...] = ("-O2", "-std=c11", "-Wall", "-Wextra")
 
+# the public headers, in the order a user includes them: the module is compiled with this
+# preamble, and the cdef is what it declares (`read_cdef`)
 PREAMBLE = """
 #include "ggspec.h"
 #include "ggspec-backend-impl.h"
@@ -64,6 +70,115 @@ PREAMBLE = """
 #include "ggspec-webgpu.h"
 #include "ggspec-alloc.h"
 """
+
+# headers the public ones include: left empty for the preprocessor, since cffi knows their types
+# (bool, size_t, int64_t...) and the system's versions would bring declarations of their own
+_STD_HEADERS: tuple[str, ...] = ("stdbool.h", "stddef.h", "stdint.h")
+
+
+class CdefError(Exception):
+    """The public headers could not be turned into a cdef (no C compiler, or a construct the
+    generator does not handle)."""
+
+
+def _c_preprocessor() -> list[str]:
+    """The C compiler setuptools builds with (``$CC``, else Python's configured one, else cc), run as
+    a preprocessor."""
+    import shlex
+    import sysconfig
+
+    cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+    return [*shlex.split(cc), "-E", "-dD"]
+
+
+def preprocess_headers(include_dir: str = INCLUDE_DIR) -> list[tuple[str, str]]:
+    """The preamble's headers through the C preprocessor: (header file name, line) for each line
+    that comes from a file of `include_dir`, macro definitions included (``-dD``) in place."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in _STD_HEADERS:
+            open(os.path.join(tmp, name), "w").close()
+        main = os.path.join(tmp, "cdef.c")
+        with open(main, "w", encoding="utf-8") as f:
+            f.write(PREAMBLE)
+        cmd = [*_c_preprocessor(), "-nostdinc", f"-I{tmp}", f"-I{os.path.abspath(include_dir)}", main]
+        try:
+            out = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=60)
+        except (OSError, subprocess.SubprocessError) as e:
+            raise CdefError(f"cannot run the C preprocessor {cmd[0]!r}: {e}") from e
+    if out.returncode != 0:
+        raise CdefError(f"{' '.join(cmd)} failed:\n{out.stderr.strip()}")
+    ours = os.path.realpath(include_dir)
+    lines: list[tuple[str, str]] = []
+    current: str | None = None
+    for line in out.stdout.splitlines():
+        marker = re.match(r'#\s*(?:line\s+)?\d+\s+"([^"]*)"', line)
+        if marker:
+            path = marker.group(1)  # "<built-in>", the stand-in std headers, or ours
+            inside = not path.startswith("<") and os.path.dirname(os.path.realpath(path)) == ours
+            current = os.path.basename(path) if inside else None
+        elif current is not None:
+            lines.append((current, line))
+    return lines
+
+
+_INT_LITERAL = re.compile(r"-?(?:0[xX][0-9a-fA-F]+|\d+)")
+_OBJECT_MACRO = re.compile(r"#\s*define\s+(\w+)(?:\s+(.*))?$")
+_SIZEOF = re.compile(r"\bsizeof\s*\(([^()]*)\)")
+
+
+def _cdef_line(line: str) -> str | None:
+    """One preprocessed line as cffi takes it, or None to leave it out.
+
+    - ``#define NAME <integer>`` stays; another value (``((size_t)-1)``) becomes ``#define NAME ...``,
+      for the compiler to fill in (API mode); a function-like or empty macro is left out;
+    - ``sizeof(T)`` in a constant (an array length) becomes its value: cffi's parser evaluates
+      only arithmetic on numbers;
+    - any other directive is an error, so that nothing is dropped unseen.
+    """
+    stripped = line.strip()
+    if stripped.startswith("#"):
+        if re.match(r"#\s*undef\b", stripped):
+            return None
+        m = _OBJECT_MACRO.match(stripped)
+        if m is None:
+            if re.match(r"#\s*define\s+\w+\(", stripped):
+                return None  # a function-like macro (VD(x) in ggspec-vdev.h): already expanded
+            raise CdefError(f"a directive the cdef generator does not handle: {stripped}")
+        name, value = m.group(1), (m.group(2) or "").strip()
+        if not value:
+            return None
+        return f"#define {name} {value if _INT_LITERAL.fullmatch(value) else '...'}"
+
+    def size_of(m: re.Match[str]) -> str:
+        try:
+            return str(cffi.FFI().sizeof(m.group(1).strip()))
+        except (cffi.FFIError, cffi.CDefError, TypeError) as e:
+            raise CdefError(f"cannot evaluate {m.group(0)} for the cdef: {e}") from e
+
+    return _SIZEOF.sub(size_of, line)
+
+
+@functools.cache
+def generated_cdef(include_dir: str = INCLUDE_DIR) -> str:
+    """What the public headers declare, as a cdef: every line of theirs after the C preprocessor
+    (comments gone, macros expanded, ``extern "C"`` guards off), in include order, each header's
+    part headed by its name (see `_cdef_line` for the few lines cffi cannot take as they are)."""
+    out: list[str] = []
+    header: str | None = None
+    for name, line in preprocess_headers(include_dir):
+        converted = _cdef_line(line)
+        if converted is None or not converted.strip():
+            if converted is not None and out and out[-1].strip():
+                out.append("")  # one blank line at most
+            continue
+        if name != header:
+            header = name
+            out.append(f"\n/* ---- {name} ---- */")
+        out.append(converted.rstrip())
+    return "\n".join(out).strip() + "\n"
 
 
 def wgpu_include_dir() -> str | None:
@@ -116,12 +231,11 @@ def write_wgsl_header() -> None:
 
 
 def read_cdef() -> str:
-    """The cdef text of all areas, concatenated in order."""
-    parts: list[str] = []
-    for area in CDEF_AREAS:
-        with open(os.path.join(CDEF_DIR, f"{area}.h"), encoding="utf-8") as f:
-            parts.append(f.read())
-    return "\n".join(parts)
+    """The cdef the module is built with: what the public headers declare (`generated_cdef`),
+    then the hand-written declarations of the functions implemented in Python (cdef/callbacks.h)."""
+    with open(CALLBACKS_CDEF, encoding="utf-8") as f:
+        callbacks = f.read()
+    return generated_cdef() + "\n" + callbacks
 
 
 def _define_macros(defines: Sequence[str]) -> list[tuple[str, str | None]]:
@@ -215,8 +329,14 @@ ffibuilder = _builder("ggspec.native._native", (), (), (), root_relative=True)
 
 if __name__ == "__main__":
     # `python -m ggspec.native.build`: rebuild native/_native.*.so in place after a C change
-    # (run it as a module: run as a script, native/copy.py would shadow the stdlib's copy)
+    # (run it as a module: run as a script, native/copy.py would shadow the stdlib's copy);
+    # `python -m ggspec.native.build --cdef`: print the cdef cffi is given
     import glob
+    import sys
+
+    if sys.argv[1:] == ["--cdef"]:
+        sys.stdout.write(read_cdef())
+        sys.exit(0)
     import shutil
     import tempfile
 

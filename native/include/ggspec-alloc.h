@@ -40,8 +40,7 @@ size_t ggspec_allocr_max_size   (ggspec_allocr_t alloc);
 
 size_t ggspec_allocr_alloc_graph(ggspec_allocr_t alloc, struct ggspec_cgraph * graph);
 
-/* tensor allocator */
-typedef struct ggspec_tallocr * ggspec_tallocr_t;
+/* tensor allocator (ggspec_tallocr_t is declared in ggspec-backend.h, for the scheduler) */
 
 ggspec_tallocr_t ggspec_tallocr_new(void * data, size_t size, size_t alignment);
 ggspec_tallocr_t ggspec_tallocr_new_measure(size_t alignment);

@@ -119,7 +119,7 @@ bool ggspec_backend_compare_graph_backend(ggspec_backend_t backend1, ggspec_back
  * The backend scheduler (sched.c): one graph over several backends, given in priority order
  * (index 0 most wanted, the last one the fallback). See spec/sched.md.
  */
-typedef struct ggspec_tallocr * ggspec_tallocr_t; /* also in ggspec-alloc.h */
+typedef struct ggspec_tallocr * ggspec_tallocr_t; /* the tensor allocator (ggspec-alloc.h) */
 
 struct ggspec_backend_sched;
 typedef struct ggspec_backend_sched * ggspec_backend_sched_t;
