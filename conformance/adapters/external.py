@@ -6,12 +6,14 @@ time against the target's own headers (ggml.h, ggml-alloc.h, ggml-backend.h,
 ggml-backend-impl.h), so a signature or layout that drifted from ours fails at compile or import
 time, by name. The module holds:
 
-- our cdef (native/cdef/*.h) with `ggspec_` renamed to the prefix and `GGSPEC_` to its upper
-  case, except the virtual device's own names (`ggspec_vdev_*`, `ggspec_backend_is_vdev`,
-  `struct ggspec_vdev_params`, as ggspec-vdev.h spells them) and the `extern "Python"` init
-  function `ggspec_py_init_fn`. Every function declaration the target's headers or library
-  lack is dropped (so is our test hook `*_backend_reg_reset_for_tests`): the method that needs
-  it raises `MissingSymbol`, only the checks using it report `unsupported`;
+- our cdef (`read_cdef` of native/build.py: what native/include/*.h declares, generated from
+  the headers as for the native build, and the Python callbacks) with `ggspec_` renamed to the
+  prefix and `GGSPEC_` to its upper case, except the virtual device's own names
+  (`ggspec_vdev_*`, `ggspec_backend_is_vdev`, `struct ggspec_vdev_params`, as ggspec-vdev.h
+  spells them) and the `extern "Python"` init function `ggspec_py_init_fn`. Every function
+  declaration the target's headers or library lack is dropped (so is our test hook
+  `*_backend_reg_reset_for_tests`): the method that needs it raises `MissingSymbol`, only the
+  checks using it report `unsupported`;
 - the virtual device (native/src/vdev.c) compiled as a shim against the target's impl header.
 
 The module links the target library with an rpath, and is cached outside the repository in
@@ -283,7 +285,7 @@ def headers_of(include_dir: Path) -> tuple[str, ...]:
 def _digest(include_dir: Path, lib_path: Path, prefix: str, spellings: Spellings | None,
             revise: Revise | None = None) -> str:
     import cffi
-    from ggspec.native.build import CDEF_AREAS, CDEF_DIR
+    from ggspec.native.build import read_cdef
 
     h = hashlib.sha256()
 
@@ -294,8 +296,7 @@ def _digest(include_dir: Path, lib_path: Path, prefix: str, spellings: Spellings
         feed(name, (include_dir / name).read_bytes())
     feed("lib", lib_path.read_bytes())
     feed("paths", f"{include_dir}|{lib_path}".encode())  # the module's rpath and the reproducers' -I
-    for area in CDEF_AREAS:
-        feed(f"cdef/{area}", (Path(CDEF_DIR) / f"{area}.h").read_bytes())
+    feed("cdef", read_cdef().encode())
     for src in _SHIM_SOURCES:
         feed(src.name, src.read_bytes())
     feed("external.py", Path(__file__).read_bytes())
