@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, cast, get_args
 
 from ggspec.reference.clauses import Profile, catalogue
 
@@ -22,11 +22,31 @@ DEFAULT_CHECK_BUDGET = 300.0
 
 
 
+#: Every status a check or a clause can have, defined here once (the reports, the gates and the
+#: known-failures files read it from here):
+#:
+#: - pass, fail, crash: the target agreed with the reference / differed / died;
+#: - timeout: an API call (or an example) of the target hung past the run's --timeout;
+#: - unsupported: the target lacks a function or hook the check needs (not a failure);
+#: - uncovered: no check covers the clause;
+#: - xfail / xpass: a known failure (conformance/known/) that failed / passed;
+#: - interrupted: the run was stopped (SIGINT, SIGTERM) before the check finished;
+#: - not run, partial: a clause the run did not select / did for only some of its checks (for
+#:   reports that combine runs).
+Status = Literal["pass", "fail", "crash", "timeout", "unsupported", "uncovered", "xfail", "xpass", "interrupted",
+                 "not run", "partial"]
+ALL_STATUSES: tuple[Status, ...] = get_args(Status)
+#: the statuses the JSON summary always counts, in this order (others are counted when they occur)
+STATUSES: tuple[Status, ...] = ("pass", "fail", "crash", "unsupported", "uncovered", "xfail", "xpass")
+#: the statuses that fail a run (the gate, the summary's verdict, JUnit failures, a baseline's regressions)
+FAILING: tuple[Status, ...] = ("fail", "crash", "timeout")
+
+
 @dataclass
 class CheckResult:
     check: str
     clauses: tuple[str, ...]
-    status: str  # "pass" | "fail" | "crash" | "unsupported" (the target lacks a symbol the check needs)
+    status: Status  # pass, fail, crash, timeout or unsupported
     examples: int
     detail: str = ""
     seconds: float = 0.0
@@ -75,17 +95,14 @@ class ClauseVerdict:
     id: str
     title: str
     kind: str
-    status: str  # one of STATUSES
+    status: Status
     examples: int
     detail: str
     checks: list[str]
 
 
-#: a clause's verdict: pass, fail, crash, unsupported (a check needs what the target lacks),
-#: uncovered (no check), xfail / xpass (a known failure that failed / passed, see conformance/known/)
-STATUSES = ("pass", "fail", "crash", "unsupported", "uncovered", "xfail", "xpass")
 #: the order in which a clause's checks decide its verdict: the first status any of them has
-_PRECEDENCE = ("crash", "fail", "unsupported", "pass")
+_PRECEDENCE: tuple[Status, ...] = ("crash", "fail", "unsupported", "pass")
 
 
 def verdicts(results: list[CheckResult]) -> list[ClauseVerdict]:
@@ -101,7 +118,8 @@ def verdicts(results: list[CheckResult]) -> list[ClauseVerdict]:
             continue
         seen = {r.status for r in mine} | {st_ for _, (st_, _) in blamed}
         other = sorted(seen - set(_PRECEDENCE))  # a status added later (a timeout, say) is never hidden
-        status = other[0] if other and "crash" not in seen else next(s for s in _PRECEDENCE if s in seen or s == "pass")
+        status = cast(Status, other[0]) if other and "crash" not in seen else next(
+            s for s in _PRECEDENCE if s in seen or s == "pass")
         detail = "; ".join(f"{r.check}: {r.detail.splitlines()[0] if r.detail else ''}" for r in mine if r.status != "pass")
         detail = "; ".join(x for x in [detail, *(f"{r.check}: {d.splitlines()[0]}" for r, (_, d) in blamed)] if x)
         out.append(ClauseVerdict(cid, c.title, c.kind, status, sum(r.examples for r in mine), detail,

@@ -34,7 +34,7 @@ from .differential import (
 )
 from .plugins import PLUGINS, make_target
 from .registry import CHECKS, Check
-from .results import CheckResult, RunConfig, merge, progress_line
+from .results import CheckResult, RunConfig, Status, merge, progress_line
 
 
 def load_checks() -> dict[str, Check]:
@@ -127,7 +127,7 @@ def run_check_here(chk: Check, cfg: RunConfig) -> CheckResult:
             _hypothesis_test(chk, cfg, counter)()
     except AssertionError as exc:
         detail = str(exc) + _c_reproducer(exc, cfg) + _vector(exc, cfg)
-        status = "crash" if getattr(exc, "crashed", False) else "fail"
+        status: Status = "crash" if getattr(exc, "crashed", False) else "fail"
         return CheckResult(chk.name, chk.clauses, status, counter[0], detail, time.monotonic() - start)
     except ExampleTimeout as exc:  # a hang is not shrunk: the first one is the verdict
         return CheckResult(chk.name, chk.clauses, "timeout", counter[0], str(exc), time.monotonic() - start)
@@ -283,7 +283,8 @@ def load_target(cfg: RunConfig) -> CheckResult | None:
         _import_here(forked.value)
         return None
     if forked.status == "exception":
-        status, how = "fail", f"it raised {type(forked.value).__name__}: {forked.value}"
+        status: Status = "fail"
+        how = f"it raised {type(forked.value).__name__}: {forked.value}"
     elif forked.status == "timeout":
         status, how = "timeout", (f"it hung for {cfg.timeout:g} s {forked.where()}" if forked.call_stuck
                                   else f"it did not load within {2 * cfg.timeout:g} s {forked.where()}".strip())

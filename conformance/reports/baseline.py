@@ -19,9 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.results import ClauseVerdict
-
-FAILING = ("fail", "crash", "timeout")
+from ..engine.results import FAILING, ClauseVerdict
 
 
 @dataclass

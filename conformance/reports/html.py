@@ -14,10 +14,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ..engine.results import FAILING
 from . import report
 
-_COLOUR = {"pass": "#d8f5d0", "fail": "#f9d0c4", "crash": "#f3a59a", "timeout": "#f3a59a", "uncovered": "#eeeeee",
-           "unsupported": "#e4e9f7", "xfail": "#fbeec2", "xpass": "#f7d98b"}
+#: a status's colour on the HTML pages (this one and `ggspec compare --html`'s)
+COLOUR: dict[str, str] = {"pass": "#d8f5d0", "fail": "#f9d0c4", "crash": "#f3a59a", "timeout": "#f3a59a",
+                             "uncovered": "#eeeeee", "unsupported": "#e4e9f7", "xfail": "#fbeec2", "xpass": "#f7d98b",
+                             "interrupted": "#f3a59a", "not run": "#eeeeee", "partial": "#fbeec2"}
+#: the order of the clauses on the page: failures first
+ORDER: tuple[str, ...] = ("fail", "crash", "timeout", "interrupted", "xpass", "unsupported", "xfail", "partial",
+                             "uncovered", "not run", "pass")
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}
@@ -79,7 +85,7 @@ def page(data: dict[str, Any]) -> str:
             ("specifies", versions.get("specifies")), ("commit", versions.get("commit"))]
     meta_html = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in meta if v not in (None, ""))
     verdict = str(summary.get("verdict", "?"))
-    badge = f'<span class="verdict" style="background:{_COLOUR.get(verdict, "#eee")}">{_e(verdict.upper())}</span>'
+    badge = f'<span class="verdict" style="background:{COLOUR.get(verdict, "#eee")}">{_e(verdict.upper())}</span>'
     count_text = ", ".join(f"{n} {s}" for s, n in sorted(counts.items(), key=lambda kv: _order(kv[0])))
 
     rows = []
@@ -87,11 +93,11 @@ def page(data: dict[str, Any]) -> str:
         status = c["status"]
         area = c["id"].split("-")[0]
         shown = status if status == "pass" else status.upper()
-        cell = (f'<a href="#fail-{_e(c["id"])}">{_e(shown)}</a>' if status in report.FAILING else _e(shown))
+        cell = (f'<a href="#fail-{_e(c["id"])}">{_e(shown)}</a>' if status in FAILING else _e(shown))
         rows.append(
             f'<tr id="row-{_e(c["id"])}" data-area="{_e(area)}" data-status="{_e(status)}">'
             f'<td><code>{_e(c["id"])}</code></td><td>{_e(c.get("kind", ""))}</td>'
-            f'<td class="status" style="background:{_COLOUR.get(status, "#fff")}">{cell}</td>'
+            f'<td class="status" style="background:{COLOUR.get(status, "#fff")}">{cell}</td>'
             f'<td class="n">{_e(c.get("examples", ""))}</td><td>{_e(c.get("title", ""))}</td>'
             f'<td>{_e(", ".join(c.get("checks", [])))}</td></tr>')
     areas = sorted({c["id"].split("-")[0] for c in clauses})
@@ -99,7 +105,7 @@ def page(data: dict[str, Any]) -> str:
 
     failures = []
     for v in verdicts:
-        if v.status not in report.FAILING:
+        if v.status not in FAILING:
             continue
         parts = [f'<h3 id="fail-{_e(v.id)}">{_e(v.status.upper())} {_e(v.id)}: {_e(v.title)}</h3>']
         for f in report.failures_of(v, results) or [report.Failure("", v.status, v.detail.splitlines(), [])]:
@@ -138,8 +144,7 @@ def page(data: dict[str, Any]) -> str:
 
 
 def _order(status: str) -> int:
-    order = ("fail", "crash", "timeout", "xpass", "unsupported", "xfail", "uncovered", "pass")
-    return order.index(status) if status in order else len(order)
+    return ORDER.index(status) if status in ORDER else len(ORDER)
 
 
 def write_html(path: Path, data: dict[str, Any]) -> None:

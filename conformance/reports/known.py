@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ggspec.reference.clauses import catalogue
 
-from ..engine.results import ClauseVerdict
+from ..engine.results import FAILING, ClauseVerdict, Status
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -41,8 +41,8 @@ DEFAULTS = {p.stem: p.name for p in sorted(KNOWN_DIR.glob("*.toml"))}
 
 _KEYS = {"clause", "check", "area", "reason", "targets"}
 
-#: the statuses a known entry turns into xfail (a timeout is a failure too)
-FAILING = ("fail", "crash", "timeout", "xfail")
+#: what a known entry turns into xfail: a failing status, or one already xfail (by another entry)
+_BECOMES_XFAIL: tuple[Status, ...] = (*FAILING, "xfail")
 
 
 class KnownFileError(ValueError):
@@ -133,7 +133,7 @@ def apply(verdicts: list[ClauseVerdict], known: list[Known], target: str) -> lis
     out = list(verdicts)
     for k in mine:
         hit = [i for i, v in enumerate(out) if k.applies(v) and v.status not in ("uncovered", "unsupported")]
-        failing = [i for i in hit if out[i].status in FAILING]
+        failing = [i for i in hit if out[i].status in _BECOMES_XFAIL]
         for i in failing:
             v = out[i]
             if v.status != "xfail":

@@ -23,10 +23,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..engine.results import Status
 from . import report
 
 #: how a clause's statuses in several shards combine: the first one present wins
-PRECEDENCE = ("crash", "timeout", "fail", "xfail", "unsupported", "xpass", "pass", "uncovered")
+PRECEDENCE: tuple[Status, ...] = ("crash", "timeout", "fail", "interrupted", "xfail", "unsupported", "xpass", "partial",
+                                  "pass", "not run", "uncovered")
 _SHARD = re.compile(r"^(\d+)/(\d+)$")
 
 

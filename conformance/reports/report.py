@@ -19,11 +19,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..engine.results import CheckResult, ClauseVerdict, RunConfig, check_status, progress_line, ub_summary  # noqa: F401 - kept here: report.progress_line
+from ..engine.results import (  # noqa: F401 - progress_line, check_status, FAILING, STATUSES: report's names too
+    FAILING,
+    STATUSES,
+    CheckResult,
+    ClauseVerdict,
+    RunConfig,
+    check_status,
+    progress_line,
+    ub_summary,
+)  # noqa: F401 - kept here: report.progress_line
 
-STATUSES = ("pass", "fail", "crash", "unsupported", "uncovered", "xfail", "xpass")  # results.STATUSES
 #: the statuses that fail a run (an xpass fails it only under --strict: the CLI decides)
-FAILING = ("fail", "crash", "timeout")
 #: version of the JSON report's layout (bump on an incompatible change)
 FORMAT = 2
 #: lines of a failure's difference shown on the terminal without --verbose

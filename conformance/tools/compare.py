@@ -27,12 +27,14 @@ from typing import Any
 from ggspec.reference.clauses import Profile, catalogue
 
 from ..adapters import default_profile, describe_target
-from ..engine.results import CheckResult, ClauseVerdict, RunConfig, verdicts
+from ..engine.results import FAILING, CheckResult, ClauseVerdict, RunConfig, verdicts
 from ..engine.runner import run_all
 from ..reports import report
+from ..reports.html import COLOUR
 
-_MARK = {"pass": "pass", "fail": "FAIL", "crash": "CRASH", "uncovered": "-", "unsupported": "unsup", "xfail": "xfail",
-         "xpass": "XPASS", "timeout": "TIME"}
+_MARK: dict[str, str] = {"pass": "pass", "fail": "FAIL", "crash": "CRASH", "uncovered": "-", "unsupported": "unsup",
+                            "xfail": "xfail", "xpass": "XPASS", "timeout": "TIME", "interrupted": "INTR", "not run": "-",
+                            "partial": "part"}
 
 
 @dataclass
@@ -50,7 +52,7 @@ class Column:
 
     @property
     def failing(self) -> list[str]:
-        return [cid for cid, v in self.verdicts.items() if v.status in report.FAILING]
+        return [cid for cid, v in self.verdicts.items() if v.status in FAILING]
 
 
 def parse_target(spec: str) -> tuple[str, Profile]:
@@ -90,7 +92,7 @@ def _rows(columns: list[Column], only_differences: bool = False) -> list[tuple[s
     """(clause, title, status per column) for every clause some column covers."""
     out = []
     for cid, cl in catalogue().items():
-        statuses = [c.verdicts[cid].status if cid in c.verdicts else "uncovered" for c in columns]
+        statuses: list[str] = [c.verdicts[cid].status if cid in c.verdicts else "uncovered" for c in columns]
         if all(s == "uncovered" for s in statuses):
             continue
         if only_differences and len(set(statuses)) == 1:
@@ -146,8 +148,7 @@ def to_json(columns: list[Column], cfg: RunConfig, started: datetime | None = No
 
 
 def write_html(path: Path, columns: list[Column], seed: int, only_differences: bool = False) -> None:
-    colour = {"pass": "#d8f5d0", "fail": "#f9d0c4", "crash": "#f3a59a", "timeout": "#f3a59a", "uncovered": "#eeeeee",
-              "unsupported": "#e4e9f7", "xfail": "#fbeec2", "xpass": "#f7d98b"}
+    colour = COLOUR
     rows = []
     failures = []
     for cid, title, statuses in _rows(columns, only_differences):
@@ -156,7 +157,7 @@ def write_html(path: Path, columns: list[Column], seed: int, only_differences: b
             v = c.verdicts.get(cid)
             tip = html.escape(v.detail if v else "", quote=True)
             mark = html.escape(_MARK.get(status, status))
-            if v is not None and status in report.FAILING:
+            if v is not None and status in FAILING:
                 anchor = f"fail-{html.escape(c.label, quote=True)}-{cid}"
                 mark = f'<a href="#{anchor}">{mark}</a>'
                 blocks = [f'<h3 id="{anchor}">{html.escape(status.upper())} {cid} on {html.escape(c.label)}: '

@@ -173,7 +173,7 @@ class CheckItem(pytest.Item):
         self.add_marker(pytest.mark.ggspec)
 
     def runtest(self) -> None:
-        from ..engine.results import verdicts
+        from ..engine.results import FAILING, verdicts
         from ..engine.runner import run_check
         from ..reports import known as known_mod
         from ..reports import report
@@ -185,7 +185,7 @@ class CheckItem(pytest.Item):
         self.user_properties.append((_KEY, _result_json(result)))
         mine = set(chk.clauses) | set(result.errata)
         found = [v for v in known_mod.apply(verdicts([result]), run.known, run.cfg.target) if v.id in mine]
-        failing = [v for v in found if v.status in report.FAILING]
+        failing = [v for v in found if v.status in FAILING]
         if failing:
             lines = report.failure_lines(failing, [result], verbose=True)[1:]  # without "N failing clause(s):"
             first = next((f.difference[0] for f in report.failures_of(failing[0], [result]) if f.difference), "")

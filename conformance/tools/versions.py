@@ -87,9 +87,14 @@ docs/data/versions-compare.json`, one column at a time.
 """
 
 
+#: a status in the version table's cells
+MARK: dict[str, str] = {"pass": "pass", "fail": "**FAIL**", "crash": "**CRASH**", "unsupported": "unsup", "uncovered": "-",
+                           "timeout": "**TIME**", "xfail": "xfail", "xpass": "xpass", "interrupted": "**INTR**",
+                           "not run": "-", "partial": "part"}
+
+
 def _mark(status: str) -> str:
-    return {"pass": "pass", "fail": "**FAIL**", "crash": "**CRASH**", "unsupported": "unsup", "uncovered": "-",
-            "timeout": "**TIME**", "xfail": "xfail", "xpass": "xpass"}.get(status, status)
+    return MARK.get(status, status)
 
 
 def _short(label: str) -> str:
