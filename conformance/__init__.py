@@ -9,6 +9,7 @@ workers so that a crashing target costs one verdict, not the run.
 The folders, in the order they may import each other (each imports only those above it; tools/
 imports anything; tests/test_layers.py walks the imports, deferred ones included):
 
+    errors.py   every exception of the suite
     target.py, target_names.py  the protocol every adapter implements; what a target name says
     engine/     runs one example on the reference and on a target and judges it (registry,
                 differential, isolate, after_ub), runs checks and gathers verdicts (runner,

@@ -18,23 +18,12 @@ from typing import Any, Protocol
 from ggspec.reference.clauses import Profile
 from ggspec.reference.vdev import VDevParams
 
+from .errors import MissingSymbol, NeedsPristineProcess
+
 __all__ = ["GraphCopyResult", "GraphInfo", "Handle", "MissingSymbol", "NeedsPristineProcess", "SchedPlan", "Target", "TensorInfo",
            "VDevParams"]
 
 Handle = Any
-
-
-class MissingSymbol(Exception):
-    """The target has no such function or struct field."""
-
-    def __init__(self, target: str, symbol: str) -> None:
-        super().__init__(f"target {target} lacks {symbol}")
-        self.symbol = symbol
-
-
-class NeedsPristineProcess(Exception):
-    """The target's registry cannot be reset and this process may have used it: the harness
-    runs the scenario again in a worker forked from a process that never did."""
 
 
 @dataclass(frozen=True)

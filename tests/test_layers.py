@@ -14,10 +14,11 @@ ROOT = Path(__file__).resolve().parent.parent / "conformance"
 PKG = "ggspec.conformance"
 
 #: the foundation: what every folder may import
-BASE = {"target", "target_names", "version"}
+BASE = {"errors", "target", "target_names", "version"}
 #: folder -> the folders (and top-level modules) its modules may import, besides their own folder
 ALLOWED: dict[str, set[str]] = {
-    "target": set(),
+    "errors": set(),
+    "target": {"errors"},
     "target_names": set(),
     "version": set(),
     "engine": set(BASE),

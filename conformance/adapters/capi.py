@@ -17,7 +17,8 @@ from ggspec.reference.clauses import Profile
 from ggspec.reference.types import MAX_DIMS, Op
 
 from ..engine.isolate import traced_call
-from ..target import GraphCopyResult, GraphInfo, MissingSymbol, NeedsPristineProcess, SchedPlan, TensorInfo, VDevParams
+from ..errors import MissingSymbol, NeedsPristineProcess
+from ..target import GraphCopyResult, GraphInfo, SchedPlan, TensorInfo, VDevParams
 
 CONTEXT_BYTES = 32 << 20
 

@@ -27,7 +27,8 @@ from typing import Any
 from ggspec.reference.clauses import Profile, SpecViolation, UndefinedBehaviour
 
 from ..engine import isolate
-from ..target import MissingSymbol, NeedsPristineProcess, TensorInfo
+from ..errors import MissingSymbol, NeedsPristineProcess
+from ..target import TensorInfo
 from . import make_target
 from .capi import CApiTarget, enter_pristine_worker
 

@@ -34,7 +34,8 @@ from typing import Any
 
 from ggspec.reference.clauses import Profile
 
-from ..target import MissingSymbol, TensorInfo
+from ..errors import MissingSymbol
+from ..target import TensorInfo
 from .external import (
     HEADERS,
     OPTIONAL_HEADERS,

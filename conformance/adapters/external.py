@@ -46,6 +46,8 @@ from typing import Any
 from ggspec.reference.clauses import Profile
 
 from ..engine.isolate import traced_call
+from ..errors import CompileFailed as _CompileFailed
+from ..errors import TargetUnavailable
 from .capi import CApiTarget, python_init_fn
 from .steps import step
 
@@ -66,10 +68,6 @@ BUILD_FORMAT = "1"
 
 _NATIVE = Path(__file__).resolve().parent.parent.parent / "native"
 _SHIM_SOURCES = (_NATIVE / "src" / "vdev.c", _NATIVE / "src" / "vdev-prefix.h", _NATIVE / "include" / "ggspec-vdev.h")
-
-
-class TargetUnavailable(Exception):
-    """The target cannot be built or loaded here (a tool, the network or a file is missing)."""
 
 
 def cache_dir() -> Path:
@@ -337,10 +335,6 @@ def _exported_by(lib_path: Path) -> Callable[[str], bool]:
         return hasattr(handle, name)
 
     return exported
-
-
-class _CompileFailed(Exception):
-    pass
 
 
 @contextlib.contextmanager

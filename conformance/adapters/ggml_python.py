@@ -37,7 +37,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from .external import TargetUnavailable, cache_dir
+from ..errors import CannotFetch, TargetUnavailable
+from .external import cache_dir
 from .rc8 import CFLAGS, LIBS, SOURCES, _locked, _sha256, keep_verified
 from .steps import step
 
@@ -104,10 +105,6 @@ SDISTS[LLAMA_CPP_PYTHON.name] = LLAMA_CPP_PYTHON
 
 #: the target this module started with (tests and the user guide use it)
 NAME = "ggml-python-0.0.26"
-
-
-class CannotFetch(TargetUnavailable):
-    """pip or the network to PyPI is missing: the one reason tests may skip these targets."""
 
 
 def sdist_of(name: str) -> Sdist:

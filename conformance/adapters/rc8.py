@@ -30,7 +30,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from .external import TargetUnavailable, cache_dir
+from ..errors import CannotFetch, TargetUnavailable
+from .external import cache_dir
 from .steps import step
 
 PACKAGE = "whisper.rn@0.4.0-rc.8"
@@ -52,10 +53,6 @@ SOURCES = ("ggml.c", "ggml-alloc.c", "ggml-backend.c", "ggml-quants.c")
 CFLAGS = ("-O2", "-fPIC", "-shared", "-std=c11", "-D_GNU_SOURCE", "-DNDEBUG")
 LIBS = ("-lm", "-lpthread")
 LIBNAME = "libwsp_ggml_rc8.so"
-
-
-class CannotFetch(TargetUnavailable):
-    """npm or the network to the npm registry is missing: the one reason tests may skip rc8."""
 
 
 def rc8_dir() -> Path:

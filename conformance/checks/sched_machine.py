@@ -28,8 +28,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from ..adapters import make_target
-from ..engine.differential import Mismatch
 from ..engine.registry import register_machine
+from ..errors import Mismatch
 from ..inputs.graphspec import Built, GraphSpec, Leaf, Node, build
 from ..inputs.sched_scope import F32, NE, accepted, difference, scope_samples, setup_of
 from ..target import Handle, Target

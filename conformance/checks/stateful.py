@@ -36,8 +36,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, multiple, precondition, rule
 
 from ..adapters import make_target
-from ..engine.differential import Mismatch
 from ..engine.registry import register_machine
+from ..errors import Mismatch
 from ..inputs.strategies import TensorSpec, ascii_names, byte_values, tensor_specs
 from ..target import Handle, Target, VDevParams
 from ._setup import fill, round_up

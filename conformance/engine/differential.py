@@ -27,7 +27,7 @@ from typing import Any
 
 from ggspec.reference.clauses import Profile, SpecViolation, UndefinedBehaviour, clause
 
-from ..target import MissingSymbol, NeedsPristineProcess
+from ..errors import ErratumDifference, ExampleTimeout, Mismatch, MissingSymbol, NeedsPristineProcess, Unsupported
 from ..target_names import default_profile
 from . import isolate
 from .difference import describe
@@ -116,12 +116,6 @@ def example_limit() -> float:
     return EXAMPLE_FACTOR * EXAMPLE_TIMEOUT[0]
 
 
-class ExampleTimeout(BaseException):
-    """An example did not finish within its time on the target. A BaseException, so that
-    hypothesis does not catch it: a hang is not shrunk (every try would cost the timeout); the
-    runner makes it the check's `timeout` verdict at once."""
-
-
 def _run_in_pristine_worker(chk: Check, args: dict[str, Any], target_name: str, profile: Profile) -> Outcome:
     enter_pristine_worker()
     return _run_in_process(chk, args, target_name, profile)
@@ -168,35 +162,6 @@ def assert_message_seen(stderr: str, message: str) -> bool:
     """Whether a `GGML_ASSERT` line carrying `message` is in `stderr`."""
     want = normalise_message(message)
     return any("GGML_ASSERT" in line and want in normalise_message(line) for line in stderr.splitlines())
-
-
-class Mismatch(AssertionError):
-    """A target disagreed with the reference on one example (`example`, when differential
-    raised it, with the target's name and the profile: creproducer writes C from them)."""
-
-    example: Example | None = None
-    target_name: str | None = None
-    profile: Profile | None = None
-    #: the target died (a signal other than SIGABRT, or an abort where the reference lives):
-    #: the check's verdict is `crash`, whatever the kind of its clauses
-    crashed: bool = False
-
-
-class Unsupported(Exception):
-    """The target lacks a function or hook the check needs (`MissingSymbol`), and agreed with
-    the reference up to there: the check's verdict is `unsupported`, not a failure."""
-
-
-class ErratumDifference(Mismatch):
-    """A disagreement that one erratum explains: the reference under the other profile agrees
-    with the target, and the reference under one of the two profiles stopped at the erratum
-    clause `clause_id` (its rc.8 assert or undefined behaviour). The runner blames that clause,
-    not the check's own clauses. `crashed`: the target died where the profile expects it to live."""
-
-    def __init__(self, text: str, clause_id: str, crashed: bool) -> None:
-        super().__init__(text)
-        self.clause_id = clause_id
-        self.crashed = crashed
 
 
 def erratum_behind(ex: Example, profile: Profile) -> str | None:

@@ -34,6 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import WorkersStopped
+
 #: the size of the shared page that holds the call in progress
 _SLOT_BYTES = 4096
 #: the page: [state u8][pad 3][calls entered u32][text length u16][text]
@@ -99,10 +101,6 @@ _slot: mmap.mmap | None = None
 #: this process's running workers (several when the runner runs checks in threads)
 _live: set[int] = set()
 _stopping = [False]
-
-
-class WorkersStopped(BaseException):
-    """`stop_all` was called: run_forked starts no worker and reports none that it killed."""
 
 
 def stop_all() -> None:

@@ -20,18 +20,10 @@ from hypothesis import HealthCheck, Phase, example, given, seed, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import run_state_machine_as_test
 
-from ..target import MissingSymbol
+from ..errors import ErratumDifference, ExampleTimeout, MissingSymbol, RunInterrupted, Unsupported
+from ..errors import Terminated as _Terminated
 from . import after_ub, isolate
-from .differential import (
-    EXAMPLE_TIMEOUT,
-    GRACE,
-    ErratumDifference,
-    ExampleTimeout,
-    Unsupported,
-    differential,
-    example_limit,
-    fork_every_example,
-)
+from .differential import EXAMPLE_TIMEOUT, GRACE, differential, example_limit, fork_every_example
 from .plugins import PLUGINS, make_target
 from .registry import CHECKS, Check
 from .results import CheckResult, RunConfig, Status, merge, progress_line
@@ -297,18 +289,6 @@ def load_target(cfg: RunConfig) -> CheckResult | None:
 def unloaded_results(failure: CheckResult, checks: Iterable[Check]) -> list[CheckResult]:
     """What every check gets when the target could not be loaded: the loading's verdict."""
     return [CheckResult(c.name, c.clauses, failure.status, 0, failure.detail) for c in checks]
-
-
-class RunInterrupted(Exception):
-    """SIGINT or SIGTERM stopped `run_all`: `results` holds the checks that finished."""
-
-    def __init__(self, signum: int, results: list[CheckResult]) -> None:
-        super().__init__(f"interrupted by {signal.Signals(signum).name} after {len(results)} check(s)")
-        self.signum, self.results = signum, results
-
-
-class _Terminated(BaseException):
-    """SIGTERM, raised in the main thread like KeyboardInterrupt is for SIGINT."""
 
 
 def _raise_terminated(signum: int, frame: Any) -> None:

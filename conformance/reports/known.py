@@ -28,6 +28,7 @@ from pathlib import Path
 from ggspec.reference.clauses import catalogue
 
 from ..engine.results import FAILING, ClauseVerdict, Status
+from ..errors import KnownFileError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -43,10 +44,6 @@ _KEYS = {"clause", "check", "area", "reason", "targets"}
 
 #: what a known entry turns into xfail: a failing status, or one already xfail (by another entry)
 _BECOMES_XFAIL: tuple[Status, ...] = (*FAILING, "xfail")
-
-
-class KnownFileError(ValueError):
-    """The known-failures file is missing, not TOML, or has a wrong entry."""
 
 
 @dataclass(frozen=True)

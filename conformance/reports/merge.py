@@ -24,16 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.results import Status
+from ..errors import MergeError
 from . import report
 
 #: how a clause's statuses in several shards combine: the first one present wins
 PRECEDENCE: tuple[Status, ...] = ("crash", "timeout", "fail", "interrupted", "xfail", "unsupported", "xpass", "partial",
                                   "pass", "not run", "uncovered")
 _SHARD = re.compile(r"^(\d+)/(\d+)$")
-
-
-class MergeError(ValueError):
-    """Reports that cannot be merged into one run's (one line, exit code 2)."""
 
 
 def parse_shard(text: str) -> tuple[int, int]:

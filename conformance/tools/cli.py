@@ -13,7 +13,6 @@ from pathlib import Path
 from ggspec.reference.clauses import Profile
 
 from ..adapters import TARGETS, default_profile, describe_target, external_target_name, prepare_target
-from ..adapters.external import TargetUnavailable
 from ..engine.results import (
     DEFAULT_CHECK_BUDGET,
     DEFAULT_TIMEOUT,
@@ -22,16 +21,10 @@ from ..engine.results import (
     RunConfig,
     verdicts,
 )
-from ..engine.runner import (
-    RunInterrupted,
-    load_checks,
-    load_target,
-    print_progress,
-    run_all,
-    unloaded_results,
-)
+from ..engine.runner import load_checks, load_target, print_progress, run_all, unloaded_results
 from ..engine.stream import stream_path
 from ..engine.stream import write_all as write_stream
+from ..errors import RunInterrupted, TargetUnavailable, UsageError
 from ..reports import report
 
 EXIT_CODES = """exit codes:
@@ -51,10 +44,6 @@ EXIT_CODES = """exit codes:
 
 #: the most backends a scheduler takes (SCHED-2): the range of `explain --backends`
 MAX_BACKENDS = 16
-
-
-class UsageError(ValueError):
-    """A mistake in the command line or its files: one line, exit code 2."""
 
 
 def _writable(option: str, value: str | None) -> None:

@@ -31,6 +31,8 @@ from typing import Any
 
 import pytest
 
+from ..errors import CheckFailed
+
 _KEY = "ggspec_result"
 
 
@@ -150,10 +152,6 @@ def _run(config: pytest.Config) -> _Run:
             raise pytest.UsageError(f"ggspec: {exc}") from None
     run: _Run = config.stash[_RUN]
     return run
-
-
-class CheckFailed(Exception):
-    """A check's clause failed: the message is its differences and reproducers."""
 
 
 class GgspecSuite(pytest.Collector):

@@ -13,13 +13,10 @@ from typing import Any
 from ggspec.reference.clauses import Profile
 
 from ..engine import isolate
-from ..engine.differential import EXAMPLE_TIMEOUT, ExampleTimeout, Mismatch, differential
+from ..engine.differential import EXAMPLE_TIMEOUT, differential
 from ..engine.registry import CHECKS
 from ..engine.runner import load_checks
-
-
-class ReplayFailed(AssertionError):
-    """The replayed example still disagrees, or the target crashed or hung on it."""
+from ..errors import ExampleTimeout, Mismatch, ReplayFailed
 
 
 def _here(check_name: str, target: str, profile: str, args: dict[str, Any]) -> tuple[str, str]:

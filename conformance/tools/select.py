@@ -24,12 +24,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from ggspec.reference.clauses import catalogue
 
 from ..engine.registry import Check
+from ..errors import SelectionError
 
 _GLOB = set("*?[")
-
-
-class SelectionError(ValueError):
-    """A pattern matches nothing, or nothing is left to run."""
 
 
 def is_glob(pattern: str) -> bool:

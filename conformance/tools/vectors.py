@@ -223,8 +223,9 @@ class Replayed:
 
 def replay(vector: Vector, target: str, profile: Profile) -> list[Replayed]:
     """Run the vector's check (or DEFAULT_CHECKS) on the reference and on `target`."""
-    from ..engine.differential import Mismatch, differential
+    from ..engine.differential import differential
     from ..engine.registry import CHECKS
+    from ..errors import Mismatch
 
     names = [vector.check] if vector.check else list(DEFAULT_CHECKS)
     out = []
