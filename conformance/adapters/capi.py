@@ -11,6 +11,7 @@ cffi arrays that this adapter keeps alive until `close()`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ggspec.reference.clauses import Profile
@@ -397,30 +398,30 @@ class CApiTarget:
         process stays untouched and every worker forked from it starts as a fresh process does."""
         if self.resettable_registry:
             return
-        if not _PRISTINE[0]:
+        if not PROCESS.pristine:
             raise NeedsPristineProcess(f"target {self.name} cannot reset its registry")
-        _REGISTRY_USED[0] = True
+        PROCESS.used = True
 
     def reg_reset(self) -> None:
         if not self.resettable_registry:  # a fresh worker's registry needs no reset (see above)
-            if not _PRISTINE[0]:
+            if not PROCESS.pristine:
                 raise NeedsPristineProcess(f"target {self.name} cannot reset its registry")
-            if _REGISTRY_USED[0]:
+            if PROCESS.used:
                 raise MissingSymbol(self.name, self.p + "backend_reg_reset_for_tests (to reset a used registry)")
-            _INIT_CALLS.clear()
+            PROCESS.init_calls.clear()
             return
         self.fn("backend_reg_reset_for_tests")()
-        _INIT_CALLS.clear()
+        PROCESS.init_calls.clear()
 
     def reg_register(self, name: str, buft: Any, user_data: int) -> None:
         init_fn = getattr(self.lib, "ggspec_py_init_fn", None)
         if init_fn is None:
             raise MissingSymbol(self.name, "ggspec_py_init_fn")
-        _INIT_TARGET[0] = self
+        PROCESS.init_target = self
         self.fn("backend_register")(name.encode(), init_fn, buft, self.ffi.cast("void *", user_data))
 
     def reg_init_calls(self) -> list[tuple[str, int]]:
-        return list(_INIT_CALLS)
+        return list(PROCESS.init_calls)
 
     def reg_get_count(self) -> int:
         return int(self.fn("backend_reg_get_count")())
@@ -875,28 +876,34 @@ class CApiTarget:
         return result
 
 
-#: set in a worker forked by the harness for one scenario (see CApiTarget._registry_guard)
-_PRISTINE: list[bool] = [False]
-#: whether this worker has used the C registry of a target without a reset hook
-_REGISTRY_USED: list[bool] = [False]
+@dataclass
+class ProcessRegistry:
+    """What this process knows of the C registry, which is process-global in C (one per process,
+    so one of these: `PROCESS`); reset by `enter_pristine_worker` in each worker the harness forks."""
+
+    #: this is a worker forked by the harness for one scenario (see CApiTarget._registry_guard)
+    pristine: bool = False
+    #: this worker has used the C registry of a target without a reset hook
+    used: bool = False
+    #: what the Python-implemented registry init function saw: (params, user_data)
+    init_calls: list[tuple[str, int]] = field(default_factory=list)
+    #: the target whose registrations the init function serves
+    init_target: CApiTarget | None = None
+
+
+PROCESS = ProcessRegistry()
 
 
 def enter_pristine_worker() -> None:
     """Called by the harness in a worker it forked for one scenario: this worker's registry is
     as fresh as a new process's, because no ancestor got past `_registry_guard`."""
-    _PRISTINE[0] = True
-    _REGISTRY_USED[0] = False
-
-
-#: what the Python-implemented registry init function saw: (params, user_data)
-_INIT_CALLS: list[tuple[str, int]] = []
-#: the target whose registrations the init function serves (the registry is process-global)
-_INIT_TARGET: list[CApiTarget | None] = [None]
+    PROCESS.pristine = True
+    PROCESS.used = False
 
 
 def python_init_fn(params: Any, user_data: Any) -> Any:
     """The body of the `extern "Python"` init function: record the call, return a CPU backend."""
-    target = _INIT_TARGET[0]
+    target = PROCESS.init_target
     assert target is not None
-    _INIT_CALLS.append((target.ffi.string(params).decode(), int(target.ffi.cast("uintptr_t", user_data))))
+    PROCESS.init_calls.append((target.ffi.string(params).decode(), int(target.ffi.cast("uintptr_t", user_data))))
     return target.fn("backend_cpu_init")()

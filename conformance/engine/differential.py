@@ -14,7 +14,7 @@ profile, then on the target, and compares:
 
 A target killed by a signal other than SIGABRT (or aborting where the reference finishes) makes
 the Mismatch `crashed`: the check's verdict is `crash`. An example that does not finish within
-`EXAMPLE_TIMEOUT` seconds in one API call of the target (or `EXAMPLE_FACTOR` times that in all)
+`RunState.example_timeout` seconds in one API call of the target (or `EXAMPLE_FACTOR` times that in all)
 raises `ExampleTimeout` (except after undefined behaviour).
 """
 
@@ -93,27 +93,32 @@ def _run_in_process(chk: Check, args: dict[str, Any], target_name: str, profile:
     return Outcome(rec.items, "ok")
 
 
-#: run every example on the target in a forked worker (set by the runner after a check crashed
-#: in process, so that the crash becomes an outcome hypothesis can shrink and report)
-_FORK_EVERY_EXAMPLE: list[bool] = [False]
-
-
-def fork_every_example() -> None:
-    _FORK_EVERY_EXAMPLE[0] = True
-
-
-#: seconds the target may spend in one API call (the runner sets it from --timeout): past it,
-#: the call hangs
-EXAMPLE_TIMEOUT: list[float] = [10.0]
-#: an example as a whole (the reference's Python work included) may take this many times that
+#: an example as a whole (the reference's Python work included) may take this many times the
+#: time of one API call
 EXAMPLE_FACTOR = 10
 #: what a worker that waits on a forked example adds to its own watchdog's deadlines
 GRACE = 5.0
 
 
-def example_limit() -> float:
-    """Seconds one example may take in all."""
-    return EXAMPLE_FACTOR * EXAMPLE_TIMEOUT[0]
+@dataclass
+class RunState:
+    """What the examples of one check share while they run: made by the runner for each check's
+    worker (from the run's RunConfig) and handed down to `differential` and `run_on_target`;
+    there is no module-level setting. The defaults are those of a plain call."""
+
+    #: seconds the target may spend in one API call (--timeout): past it, the call hangs
+    example_timeout: float = 10.0
+    #: run every example on the target in a forked worker (after a check crashed in process,
+    #: so that the crash becomes an outcome hypothesis can shrink and report)
+    fork_every_example: bool = False
+    #: what ErratumDifference blamed on erratum clauses while the check ran
+    errata_seen: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: what the target did after undefined-behaviour points while the check ran
+    ub_seen: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def example_limit(self) -> float:
+        """Seconds one example may take in all."""
+        return EXAMPLE_FACTOR * self.example_timeout
 
 
 def _run_in_pristine_worker(chk: Check, args: dict[str, Any], target_name: str, profile: Profile) -> Outcome:
@@ -121,22 +126,24 @@ def _run_in_pristine_worker(chk: Check, args: dict[str, Any], target_name: str, 
     return _run_in_process(chk, args, target_name, profile)
 
 
-def run_on_target(chk: Check, args: dict[str, Any], target_name: str, profile: Profile, expect_death: bool) -> Outcome:
+def run_on_target(chk: Check, args: dict[str, Any], target_name: str, profile: Profile, expect_death: bool,
+                  state: RunState | None = None) -> Outcome:
     """Run the scenario on the target; in a forked worker when it is expected to die, or when
     it uses the registry of a target that cannot reset it (NeedsPristineProcess: the worker is
     forked from this process, whose registry the guard kept untouched)."""
-    if target_name == "reference" or not (expect_death or _FORK_EVERY_EXAMPLE[0]):
+    state = state if state is not None else RunState()
+    if target_name == "reference" or not (expect_death or state.fork_every_example):
         try:
             return _run_in_process(chk, args, target_name, profile)
         except NeedsPristineProcess:
             pass
-    limit = EXAMPLE_TIMEOUT[0]
-    isolate.beat(example_limit() + GRACE, f"{chk.name}: an example in a forked worker")  # its own watchdog fires first
-    forked = isolate.run_forked(lambda: _run_in_pristine_worker(chk, args, target_name, profile), timeout=example_limit(),
+    limit = state.example_timeout
+    isolate.beat(state.example_limit() + GRACE, f"{chk.name}: an example in a forked worker")  # its own watchdog fires first
+    forked = isolate.run_forked(lambda: _run_in_pristine_worker(chk, args, target_name, profile), timeout=state.example_limit(),
                                 call_timeout=limit, full_args=True)
     if forked.status == "timeout":
         how = (f"hung for {limit:g} s {forked.where()}" if forked.call_stuck
-               else f"did not finish within {example_limit():g} s {forked.where()}".strip())
+               else f"did not finish within {state.example_limit():g} s {forked.where()}".strip())
         return Outcome(forked.reports, "timeout", detail=how, stderr=forked.stderr)
     if forked.status == "ok":
         out: Outcome = forked.value
@@ -262,7 +269,8 @@ def _check_reaches_its_clauses(chk: Check, expected: Outcome, args: dict[str, An
         )
 
 
-def differential(chk: Check, args: dict[str, Any], target_name: str, profile: Profile) -> Example:
+def differential(chk: Check, args: dict[str, Any], target_name: str, profile: Profile,
+                 state: RunState | None = None) -> Example:
     """Run one example on the reference and the target and judge it; raise Mismatch on disagreement."""
     expected = run_on_reference(chk, args, profile)
     _check_reaches_its_clauses(chk, expected, args, profile)
@@ -273,7 +281,7 @@ def differential(chk: Check, args: dict[str, Any], target_name: str, profile: Pr
     die = expected.ending != "ok" or (profile is Profile.FIXED and target_name != "reference"
                                       and default_profile(target_name) is Profile.RC8
                                       and run_on_reference(chk, args, Profile.RC8).ending != "ok")
-    actual = run_on_target(chk, args, target_name, profile, expect_death=die)
+    actual = run_on_target(chk, args, target_name, profile, expect_death=die, state=state)
     ex = Example(chk, args, expected, actual)
     if actual.ending == "timeout" and expected.ending != "ub":  # after undefined behaviour a hang is allowed
         raise ExampleTimeout(f"{chk.name} [{', '.join(chk.clauses)}]: the target {actual.detail}\n{_tail(actual.stderr)}\n"

@@ -95,18 +95,43 @@ class Forked:
         return f"{text} {where}" if where else text
 
 
-_channel: int | None = None
-_send_reports = True
-_slot: mmap.mmap | None = None
-#: this process's running workers (several when the runner runs checks in threads)
-_live: set[int] = set()
-_stopping = [False]
+@dataclass
+class Worker:
+    """This process as a forked worker (`WORKER`; every field unset in a process that is none):
+    set by `run_forked` in the child right after the fork, so there is no module-level setting."""
+
+    #: the pipe to the parent (reports, beats, the result)
+    channel: int | None = None
+    #: whether `report` sends anything (run_forked's `reports`)
+    send_reports: bool = True
+    #: the page shared with the parent, where the API call in progress is marked
+    slot: mmap.mmap | None = None
+    #: name each call's arguments in full (pointer addresses, bytes) in the page: set in workers
+    #: forked for one example, where calls are few; elsewhere only the function's name is
+    #: written, so that marking a call costs about what the C call itself does
+    full_args: bool = False
+    #: calls entered so far (the page carries it, so a watchdog sees a call that hangs)
+    calls: int = 0
+
+
+@dataclass
+class Supervisor:
+    """This process as a parent of workers (`SUPERVISOR`)."""
+
+    #: the running workers (several when the runner runs checks in threads)
+    live: set[int] = field(default_factory=set)
+    #: stop_all was called: start no worker until `resume`
+    stopping: bool = False
+
+
+WORKER = Worker()
+SUPERVISOR = Supervisor()
 
 
 def stop_all() -> None:
     """Kill every worker this process is waiting on, and start no new one (until `resume`)."""
-    _stopping[0] = True
-    for pid in list(_live):
+    SUPERVISOR.stopping = True
+    for pid in list(SUPERVISOR.live):
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -114,19 +139,19 @@ def stop_all() -> None:
 
 
 def resume() -> None:
-    _stopping[0] = False
+    SUPERVISOR.stopping = False
 
 
 def report(value: Any) -> None:
     """From inside a forked worker: send `value` to the parent now (kept even if we crash)."""
-    if _channel is None or not _send_reports:
+    if WORKER.channel is None or not WORKER.send_reports:
         return
     _send(_REPORT, value)
 
 
 def beat(seconds: float, note: str = "") -> None:
     """From inside a forked worker: the parent's watchdog waits `seconds` more from now."""
-    if _channel is not None:
+    if WORKER.channel is not None:
         _send(_BEAT, (seconds, note))
 
 
@@ -135,13 +160,13 @@ _REPORT, _BEAT, _FINAL = b"R", b"B", b"F"
 
 
 def _send(kind: bytes, value: Any) -> None:
-    assert _channel is not None
+    assert WORKER.channel is not None
     blob = kind + pickle.dumps(value)
-    os.write(_channel, struct.pack("<I", len(blob)) + blob)
+    os.write(WORKER.channel, struct.pack("<I", len(blob)) + blob)
 
 
 def in_worker() -> bool:
-    return _channel is not None
+    return WORKER.channel is not None
 
 
 _CDATA = re.compile(r"<cdata '([^']*)' (0x[0-9a-f]+|NULL)>")
@@ -151,13 +176,6 @@ def _arg(value: Any) -> str:
     """An argument, short: `(struct ggml_tensor *)0x55d0...` for a cffi pointer."""
     text = _CDATA.sub(r"(\1)\2", repr(value))
     return text if len(text) <= 60 else text[:57] + "..."
-
-
-#: name each call's arguments in full (pointer addresses, bytes) in the shared page: set in workers
-#: forked for one example, where calls are few; elsewhere only the function's name is written,
-#: so that marking a call costs about what the C call itself does
-_full_args = [False]
-_calls = [0]
 
 
 class _Entered:
@@ -173,11 +191,12 @@ class _Entered:
         self._mark = (mark, head)
 
     def __call__(self, *args: Any) -> Any:
-        slot = _slot
+        worker = WORKER
+        slot = worker.slot
         if slot is None:
             return self.__wrapped__(*args)
-        _calls[0] = seq = (_calls[0] + 1) & 0xFFFFFFFF
-        if _full_args[0]:
+        worker.calls = seq = (worker.calls + 1) & 0xFFFFFFFF
+        if worker.full_args:
             text = f"{self.name}({', '.join(map(_arg, args))})".encode(errors="replace")[: _SLOT_BYTES - _TEXT]
             struct.pack_into(f"<B3xIH{len(text)}s", slot, 0, _IN_CALL, seq, len(text), text)
         else:
@@ -195,7 +214,7 @@ _entered: dict[str, _Entered] = {}
 
 def traced_call(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
     """`fn`, marking the shared slot around each call when in a worker (else `fn` itself)."""
-    if _slot is None:
+    if WORKER.slot is None:
         return fn
     got = _entered.get(name)
     if got is None or got.__wrapped__ is not fn:
@@ -248,12 +267,11 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | No
     `reports=False`: the worker's `report` calls send nothing (they are for death tests).
     `full_args`: the call in progress is named with all its arguments (else numbers only).
     """
-    global _channel, _send_reports, _slot
-    if _stopping[0]:
+    if SUPERVISOR.stopping:
         raise WorkersStopped()
     sys.stdout.flush()
     sys.stderr.flush()
-    slot = _slot if _slot is not None else mmap.mmap(-1, _SLOT_BYTES)  # nested workers share the page
+    slot = WORKER.slot if WORKER.slot is not None else mmap.mmap(-1, _SLOT_BYTES)  # nested workers share the page
     slot[0] = _IDLE
     struct.pack_into("<I", slot, _SEQ, 0)
     rfd, wfd = os.pipe()
@@ -277,10 +295,10 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | No
             sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
         except OSError:  # no fd 1
             pass
-        _live.clear()
+        SUPERVISOR.live.clear()
         faulthandler.enable(file=tb)  # a crash's Python traceback, apart from the target's stderr
-        _channel, _send_reports, _slot = wfd, reports, slot
-        _full_args[0] = full_args or _full_args[0]
+        WORKER.channel, WORKER.send_reports, WORKER.slot = wfd, reports, slot
+        WORKER.full_args = full_args or WORKER.full_args
         code = 0
         try:
             result: tuple[str, Any] = ("ok", fn())
@@ -298,7 +316,7 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | No
         os._exit(code)
 
     os.close(wfd)
-    _live.add(pid)
+    SUPERVISOR.live.add(pid)
     try:
         chunks, why, last_beat = _watch(rfd, timeout, budget, slot, call_timeout)
     except BaseException:  # an interrupt or an error in this process: the worker goes first
@@ -308,7 +326,7 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | No
         tb.close()
         raise
     finally:
-        _live.discard(pid)
+        SUPERVISOR.live.discard(pid)
     os.close(rfd)
     timed_out = why != ""
     if timed_out:
@@ -316,7 +334,7 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | No
         status = 0
     else:
         _, status = os.waitpid(pid, 0)
-    if _stopping[0]:  # stop_all killed it: that is no verdict
+    if SUPERVISOR.stopping:  # stop_all killed it: that is no verdict
         err.close()
         tb.close()
         raise WorkersStopped()

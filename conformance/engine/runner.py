@@ -23,7 +23,7 @@ from hypothesis.stateful import run_state_machine_as_test
 from ..errors import ErratumDifference, ExampleTimeout, MissingSymbol, RunInterrupted, Unsupported
 from ..errors import Terminated as _Terminated
 from . import after_ub, isolate
-from .differential import EXAMPLE_TIMEOUT, GRACE, differential, example_limit, fork_every_example
+from .differential import EXAMPLE_FACTOR, GRACE, RunState, differential
 from .plugins import PLUGINS, make_target
 from .registry import CHECKS, Check
 from .results import CheckResult, RunConfig, Status, merge, progress_line
@@ -39,7 +39,7 @@ def load_checks() -> dict[str, Check]:
     return CHECKS
 
 
-def _hypothesis_test(chk: Check, cfg: RunConfig, counter: list[int]) -> Callable[[], None]:
+def _hypothesis_test(chk: Check, cfg: RunConfig, counter: list[int], state: RunState) -> Callable[[], None]:
     @settings(
         max_examples=cfg.examples,
         deadline=None,
@@ -53,14 +53,14 @@ def _hypothesis_test(chk: Check, cfg: RunConfig, counter: list[int]) -> Callable
     @given(args=st.fixed_dictionaries(chk.strategies))
     def test(args: dict[str, Any]) -> None:
         counter[0] += 1
-        isolate.beat(example_limit(), f"example {counter[0]}")
+        isolate.beat(state.example_limit(), f"example {counter[0]}")
         try:
-            seen = after_ub.observe(differential(chk, args, cfg.target, cfg.profile))
+            seen = after_ub.observe(differential(chk, args, cfg.target, cfg.profile, state))
             if seen is not None:  # what the target did after an undefined-behaviour point
-                merge(_UB_SEEN, *seen)
+                merge(state.ub_seen, *seen)
         except ErratumDifference as exc:  # explained: blamed on the erratum, the run goes on
-            if exc.clause_id not in _ERRATA_SEEN:
-                _ERRATA_SEEN[exc.clause_id] = ("crash" if exc.crashed else "fail",
+            if exc.clause_id not in state.errata_seen:
+                state.errata_seen[exc.clause_id] = ("crash" if exc.crashed else "fail",
                                                 str(exc) + _c_reproducer(exc, cfg) + _vector(exc, cfg))
 
     for args in reversed(chk.examples):  # the check's deterministic examples, run under every seed
@@ -71,7 +71,7 @@ def _hypothesis_test(chk: Check, cfg: RunConfig, counter: list[int]) -> Callable
     return seed(cfg.seed)(test)
 
 
-def _machine_test(chk: Check, cfg: RunConfig, counter: list[int]) -> Callable[[], None]:
+def _machine_test(chk: Check, cfg: RunConfig, counter: list[int], state: RunState) -> Callable[[], None]:
     """The check's state machine under the run's settings, each example counted. Hypothesis
     attaches the steps of the shrunk failing example to the exception as notes."""
     assert chk.machine is not None
@@ -79,7 +79,7 @@ def _machine_test(chk: Check, cfg: RunConfig, counter: list[int]) -> Callable[[]
 
     def factory() -> Any:
         counter[0] += 1
-        isolate.beat(example_limit(), f"example {counter[0]}")
+        isolate.beat(state.example_limit(), f"example {counter[0]}")
         return machine()
 
     seed(cfg.seed)(factory)
@@ -102,21 +102,23 @@ def _machine_test(chk: Check, cfg: RunConfig, counter: list[int]) -> Callable[[]
     return test
 
 
-def run_check_here(chk: Check, cfg: RunConfig) -> CheckResult:
-    """Run one check in this process; a target crash here ends this process."""
+def run_check_here(chk: Check, cfg: RunConfig, state: RunState | None = None) -> CheckResult:
+    """Run one check in this process; a target crash here ends this process. `state`: what its
+    examples share (a fresh one from `cfg` by default)."""
+    state = state if state is not None else RunState(example_timeout=cfg.timeout)
     counter = [0]
     start = time.monotonic()
     try:
         if chk.machine is not None:
             try:
-                _machine_test(chk, cfg, counter)()
+                _machine_test(chk, cfg, counter, state)()
             except AssertionError as exc:
                 steps = "\n".join(getattr(exc, "__notes__", []))
                 replay = (f"replay: ggspec check --target {cfg.target} --profile {cfg.profile.value} "
                           f"--select {chk.name} --seed {cfg.seed} --max-examples {cfg.examples}")
                 raise AssertionError(f"{chk.name} [{', '.join(chk.clauses)}]: {exc}\n{steps}\n{replay}") from None
         else:
-            _hypothesis_test(chk, cfg, counter)()
+            _hypothesis_test(chk, cfg, counter, state)()
     except AssertionError as exc:
         detail = str(exc) + _c_reproducer(exc, cfg) + _vector(exc, cfg)
         status: Status = "crash" if getattr(exc, "crashed", False) else "fail"
@@ -135,7 +137,7 @@ def _c_reproducer(exc: BaseException, cfg: RunConfig) -> str:
     """For a failing example of a C target: the path of its C reproducer and the gcc line."""
     if not cfg.c_reproducers or PLUGINS.c_reproducer is None:
         return ""
-    isolate.beat(3 * example_limit() + GRACE, "writing a C reproducer")  # it runs the example again, traced
+    isolate.beat(3 * EXAMPLE_FACTOR * cfg.timeout + GRACE, "writing a C reproducer")  # it runs the example again, traced
 
     return PLUGINS.c_reproducer(exc, Path(cfg.repro_dir) if cfg.repro_dir else None)
 
@@ -148,22 +150,14 @@ def _vector(exc: BaseException, cfg: RunConfig) -> str:
     return PLUGINS.vector(exc, cfg.repro_dir, cfg.seed)
 
 
-#: what ErratumDifference blamed on erratum clauses while this worker ran its check
-_ERRATA_SEEN: dict[str, tuple[str, str]] = {}
-#: what the target did after undefined-behaviour points while this worker ran its check
-_UB_SEEN: dict[str, tuple[str, str]] = {}
 
 
 def _run_and_collect(chk: Check, cfg: RunConfig, fork_each: bool = False) -> CheckResult:
-    if fork_each:
-        fork_every_example()
-    EXAMPLE_TIMEOUT[0] = cfg.timeout
     _preload(cfg)
-    _ERRATA_SEEN.clear()
-    _UB_SEEN.clear()
-    result = run_check_here(chk, cfg)
-    result.errata = dict(_ERRATA_SEEN)
-    result.ub = dict(_UB_SEEN)
+    state = RunState(example_timeout=cfg.timeout, fork_every_example=fork_each)
+    result = run_check_here(chk, cfg, state)
+    result.errata = dict(state.errata_seen)
+    result.ub = dict(state.ub_seen)
     return result
 
 
@@ -184,8 +178,7 @@ def _preload(cfg: RunConfig) -> None:
 def _in_worker(chk: Check, cfg: RunConfig, fork_each: bool, budget: float) -> isolate.Forked:
     """The check in a forked worker, watched: no API call may take cfg.timeout (the worker's
     own watchdog on a forked example fires first), no example EXAMPLE_FACTOR times that."""
-    EXAMPLE_TIMEOUT[0] = cfg.timeout  # for example_limit() here and in the worker
-    return isolate.run_forked(lambda: _run_and_collect(chk, cfg, fork_each), timeout=example_limit() + GRACE,
+    return isolate.run_forked(lambda: _run_and_collect(chk, cfg, fork_each), timeout=EXAMPLE_FACTOR * cfg.timeout + GRACE,
                               budget=max(budget, 1.0), reports=False, call_timeout=1.25 * cfg.timeout + 1)
 
 
@@ -202,7 +195,7 @@ def _ended(chk: Check, cfg: RunConfig, forked: isolate.Forked, seconds: float) -
     if forked.status == "timeout":
         why = (f"the check's budget of {cfg.check_budget:g} s ran out" if forked.budget_spent
                else f"{forked.beat or 'the worker'} hung for {cfg.timeout:g} s" if forked.call_stuck
-               else f"{forked.beat or 'the worker'} did not finish within {example_limit():g} s")
+               else f"{forked.beat or 'the worker'} did not finish within {EXAMPLE_FACTOR * cfg.timeout:g} s")
         where = forked.where() or "(in no API call: in the suite's own code)"
         return CheckResult(chk.name, chk.clauses, "timeout", examples, f"{why}, {where}\n{_tail(forked.stderr)}", seconds)
     during = f" during {forked.beat}" if forked.beat else ""

@@ -13,16 +13,16 @@ from typing import Any
 from ggspec.reference.clauses import Profile
 
 from ..engine import isolate
-from ..engine.differential import EXAMPLE_TIMEOUT, differential
+from ..engine.differential import RunState, differential
 from ..engine.registry import CHECKS
 from ..engine.runner import load_checks
 from ..errors import ExampleTimeout, Mismatch, ReplayFailed
 
 
-def _here(check_name: str, target: str, profile: str, args: dict[str, Any]) -> tuple[str, str]:
+def _here(check_name: str, target: str, profile: str, args: dict[str, Any], state: RunState) -> tuple[str, str]:
     """In the worker: ("agree", the outcomes) or ("disagree" | "timeout", what differs)."""
     try:
-        ex = differential(CHECKS[check_name], args, target, Profile(profile))
+        ex = differential(CHECKS[check_name], args, target, Profile(profile), state)
     except Mismatch as exc:
         return "disagree", str(exc)
     except ExampleTimeout as exc:
@@ -39,8 +39,8 @@ def replay(check_name: str, target: str, profile: str, args: dict[str, Any], tim
     load_checks()
     if check_name not in CHECKS:
         raise ValueError(f"no check named {check_name!r}")
-    EXAMPLE_TIMEOUT[0] = timeout
-    forked = isolate.run_forked(lambda: _here(check_name, target, profile, args), timeout=timeout + 5, reports=False,
+    state = RunState(example_timeout=timeout)
+    forked = isolate.run_forked(lambda: _here(check_name, target, profile, args, state), timeout=timeout + 5, reports=False,
                                 full_args=True)
     if forked.status == "ok":
         verdict, text = forked.value
