@@ -1,7 +1,7 @@
 """Benchmark: native's CPU kernels against rc.8 (two builds) and numpy; regenerates the kernel
 section of bench/RESULTS.md and its plot.
 
-    python bench/run_all.py [--quick] [--out bench/RESULTS.md] [--plot bench/kernels.png]
+    python bench/run_all.py [--quick] [--runs N] [--out bench/RESULTS.md] [--plot bench/kernels.png]
 
 One run measures every case on every implementation at 1 and 2 threads, so all ratios come
 from the same run on the same machine:
@@ -10,16 +10,22 @@ from the same run on the same machine:
   F32; F16 / Q4_0 weights convert it first), and ADD, MUL, GELU, SOFT_MAX, NORM on 1M F32
   elements (1024 x 1024);
 - implementations: `native` (our build as installed: baseline x86-64 code, its SIMD kernels
-  chosen at run time), `native portable` (the same library with GGSPEC_NATIVE_PORTABLE=1: the
-  reference C path; 1 thread only), `rc8 -O2` (the rc8 target's library as conformance/adapters/rc8.py builds
-  it), `rc8 -O3 native` (rc.8's sources built with -O3 -march=native by
-  bench/graph_compute.py: the bar the issue names) and numpy (OpenBLAS matmul);
+  chosen at run time: portable, avx2 or avx512, see native/src/simd.h), `native portable`
+  (the same library with GGSPEC_NATIVE_PORTABLE=1: the reference C path; 1 thread only),
+  `rc8 -O2` (the rc8 target's library as conformance/adapters/rc8.py builds it), `rc8 -O3
+  native` (rc.8's sources built with -O3 -march=native by bench/graph_compute.py: the bar
+  the issue names) and numpy (OpenBLAS matmul);
 - timing: these machines are shared and `nice` does not protect a run (autogroup
   scheduling), so a 1-thread figure is the median *CPU time* of one call (time.process_time
   around it: time the process was actually on a CPU), and a 2-thread figure the *best wall
   time* over the calls (CPU time would count both threads' work). Each case: one warm-up call,
   then calls until 0.3 s have been measured (at least 3, at most 30; a case whose warm-up call
-  took over a second, the portable path's large products, is timed once).
+  took over a second, the portable path's large products, is timed once). With `--runs N` each
+  2-thread worker runs N times and a 2-thread figure is the median of the N runs' best wall
+  times (the 1-thread CPU times are steady enough from one run);
+- what ran: the CPU model (lscpu), and for every worker the kernels it computed with: native's
+  path (`ggspec_backend_cpu_kernels`), and OpenBLAS's kernel as threadpoolctl reports it
+  (`architecture`, which OpenBLAS chooses at load time from the CPU; `pip install -e '.[bench]'`).
 
 Each implementation and thread count runs in a worker process of its own (the rc.8 builds export
 the same symbols; numpy fixes its thread count at import). The machine (lscpu model), date and
@@ -108,6 +114,24 @@ def _timed(run: Callable[[], Any], threads: int) -> float:
     return statistics.median(samples) if threads == 1 else min(samples)
 
 
+def _ran_native() -> str:
+    from ggspec.native import load_lib
+
+    ffi, lib = load_lib()
+    return f"native kernels `{ffi.string(lib.ggspec_backend_cpu_kernels()).decode()}`"
+
+
+def _ran_openblas() -> str:
+    """numpy's BLAS as threadpoolctl sees it: library, version, kernel (architecture), threads."""
+    try:
+        from threadpoolctl import threadpool_info  # type: ignore[import-untyped]
+    except ImportError:
+        return "BLAS kernel unknown (threadpoolctl is not installed: pip install -e '.[bench]')"
+    blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    return "; ".join(f"{i.get('internal_api')} {i.get('version')}, kernel `{i.get('architecture')}`, "
+                     f"{i.get('num_threads')} thread(s)" for i in blas) or "no BLAS found by threadpoolctl"
+
+
 def worker_ggml(impl: str, threads: int, quick: bool) -> dict[str, Any]:
     import numpy as np
     from ggspec.conformance.checks._placement import place_all
@@ -123,7 +147,8 @@ def worker_ggml(impl: str, threads: int, quick: bool) -> dict[str, Any]:
         seconds = _timed(functools.partial(t.backend_graph_compute, cpu, built.graph), threads)
         sample = np.frombuffer(t.tensor_get(built.tensors["y"], 0, 4 * SAMPLE), dtype=np.float32)
         out[case_name(op, wt, n)] = {"seconds": seconds, "sample": sample.tolist()}
-    return out
+    ran = _ran_native() if impl.startswith("native") else "rc.8's own kernels (compiled in, no run-time choice)"
+    return {"ran": ran, "cases": out}
 
 
 def _numpy_case(op: str, arrays: dict[str, Any]) -> Callable[[], Any]:
@@ -170,13 +195,15 @@ def worker_numpy(threads: int, quick: bool) -> dict[str, Any]:
         seconds = _timed(run, threads)
         sample = np.asarray(run(), dtype=np.float32).ravel()[:SAMPLE]
         out[case_name(op, wt, n)] = {"seconds": seconds, "sample": sample.tolist()}
-    return out
+    return {"ran": _ran_openblas(), "cases": out}
 
 
 def run_worker(impl: str, threads: int, quick: bool) -> dict[str, Any]:
+    """One worker process's {"ran": what computed, "cases": case -> {seconds, sample}}."""
     env = dict(os.environ)
     env["OPENBLAS_NUM_THREADS"] = env["OMP_NUM_THREADS"] = str(threads)
     env.pop("GGSPEC_NATIVE_PORTABLE", None)
+    env.pop("GGSPEC_NATIVE_KERNELS", None)
     if impl == "native portable":
         env["GGSPEC_NATIVE_PORTABLE"] = "1"
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", impl, "--threads", str(threads)]
@@ -187,6 +214,19 @@ def run_worker(impl: str, threads: int, quick: bool) -> dict[str, Any]:
         raise SystemExit(f"worker {impl} / {threads} failed:\n{proc.stderr[-3000:]}")
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     return result
+
+
+def run_workers(impl: str, threads: int, quick: bool, runs: int) -> dict[str, Any]:
+    """`runs` workers' results merged: each case's seconds the median over the runs (the rest
+    from the first run); "ran" and "runs" say what computed and how often."""
+    results = [run_worker(impl, threads, quick) for _ in range(runs)]
+    merged: dict[str, Any] = {"ran": results[0]["ran"], "runs": runs, "cases": {}}
+    for name, first in results[0]["cases"].items():
+        seconds = [r["cases"][name]["seconds"] for r in results]
+        merged["cases"][name] = dict(first, seconds=statistics.median(seconds), each=seconds)
+    if any(r["ran"] != merged["ran"] for r in results):
+        merged["ran"] += " (other runs: " + ", ".join(r["ran"] for r in results[1:]) + ")"
+    return merged
 
 
 # --- the report ----------------------------------------------------------------------------------------
@@ -202,7 +242,7 @@ def table(results: Results, quick: bool) -> str:
     for op, wt, n in cases(quick):
         name = case_name(op, wt, n)
         for th in THREADS:
-            r = {impl: results[(impl, th)][name] for impl in IMPLS if (impl, th) in results}
+            r = {impl: results[(impl, th)]["cases"][name] for impl in IMPLS if (impl, th) in results}
             sec = {impl: r[impl]["seconds"] for impl in r}
             portable = _ms(sec["native portable"]) if "native portable" in sec else "—"
             dev = ", ".join(f"{_deviation(r[i]['sample'], r['numpy']['sample']):.1e}" for i in ("native", "rc8 -O3 native"))
@@ -219,14 +259,15 @@ def goals(results: Results, quick: bool) -> str:
     for op, wt, n in cases(quick):
         name = case_name(op, wt, n)
         for th in THREADS:
-            ratio = results[("native", th)][name]["seconds"] / results[("rc8 -O3 native", th)][name]["seconds"]
+            ratio = (results[("native", th)]["cases"][name]["seconds"]
+                     / results[("rc8 -O3 native", th)]["cases"][name]["seconds"])
             if ratio > 1.0:
                 slower.append(f"{name} at {th} thread{'s' if th > 1 else ''} ({ratio:.2f})")
     n_lines = len(cases(quick)) * len(THREADS)
     first = (f"- native no slower than rc.8 -O3 -march=native: met on {n_lines - len(slower)} of {n_lines} lines"
              + (f"; slower on {', '.join(slower)}." if slower else "."))
     big = case_name("mul_mat", "F32", SIZES[2] if quick else 1024)
-    nat, blas = results[("native", 1)][big]["seconds"], results[("numpy", 1)][big]["seconds"]
+    nat, blas = results[("native", 1)]["cases"][big]["seconds"], results[("numpy", 1)]["cases"][big]["seconds"]
     n = int(big.split()[1].rstrip(","))
     second = (f"- {big} on 1 thread: native {2 * n**3 / nat / 1e9:.1f} GFLOP/s, OpenBLAS {2 * n**3 / blas / 1e9:.1f} "
               f"GFLOP/s: native at {100 * blas / nat:.0f}% of OpenBLAS (goal: at least 60%).")
@@ -247,7 +288,8 @@ def plot(results: Results, quick: bool, path: Path) -> None:
         for k, impl in enumerate(shown):
             if (impl, th) not in results:
                 continue
-            ratios = [results[(impl, th)][nm]["seconds"] / results[("rc8 -O3 native", th)][nm]["seconds"] for nm in names]
+            ratios = [results[(impl, th)]["cases"][nm]["seconds"] / results[("rc8 -O3 native", th)]["cases"][nm]["seconds"]
+                      for nm in names]
             ax.barh([i + (k - (len(shown) - 1) / 2) * bar for i in range(len(names))], ratios, height=bar, label=impl,
                     color=f"C{k}")
         ax.axvline(1.0, color="black", linewidth=1)
@@ -270,7 +312,7 @@ def _lscpu_model() -> str:
         return "?"
     m = re.search(r"^Model name:\s*(.+)$", out, re.M)
     flags = re.search(r"^Flags:\s*(.+)$", out, re.M)
-    have = sorted({"avx2", "fma", "f16c", "avx512f"} & set(flags.group(1).split() if flags else ()))
+    have = sorted({"avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512vl"} & set(flags.group(1).split() if flags else ()))
     return f"{m.group(1).strip() if m else '?'} (lscpu; SIMD flags: {', '.join(have) or 'none'})"
 
 
@@ -281,12 +323,18 @@ def _loadavg() -> str:
         return "?"
 
 
+def what_ran(results: Results) -> str:
+    """One line per worker: the kernels it computed with, and how many runs its figures are of."""
+    lines = ["| implementation | threads | runs | computed with |", "|---|---|---|---|"]
+    for (impl, th), r in results.items():
+        lines.append(f"| {impl} | {th} | {r['runs']} | {r['ran']} |")
+    return "\n".join(lines)
+
+
 def section(results: Results, quick: bool, command: str, started: str, took: float, load: tuple[str, str],
             plot_path: Path | None) -> str:
-    from ggspec.native import load_lib
-
-    ffi, lib = load_lib()
-    kernels = ffi.string(lib.ggspec_backend_cpu_kernels()).decode()
+    kernels = results[("native", 1)]["ran"]
+    runs = max(r["runs"] for r in results.values())
     parts = [
         BEGIN,
         "## Kernels: native against rc.8 and numpy",
@@ -294,13 +342,18 @@ def section(results: Results, quick: bool, command: str, started: str, took: flo
         f"Command (from the repository root): `{command}`  ",
         f"Date: {started} UTC, {took:.0f} s  ",
         f"Machine: {_lscpu_model()}; {machine()}  ",
-        f"native's kernels on this machine: `{kernels}`  ",
+        f"native on this machine: {kernels}  ",
         f"Load (/proc/loadavg, 1 / 5 / 15 min) before: {load[0]}; after: {load[1]}",
         "",
-        "1 thread: median CPU time of one `graph_compute` call (or numpy call); 2 threads: best wall time. "
-        "Ratios are time over time from this one run (below 1: native is faster).",
+        "1 thread: median CPU time of one `graph_compute` call (or numpy call); 2 threads: best wall time"
+        + (f", the median over {runs} runs of the worker" if runs > 1 else "")
+        + ". Ratios are time over time from this one run (below 1: native is faster).",
         "",
         table(results, quick),
+        "",
+        "What computed each column (every worker process):",
+        "",
+        what_ran(results),
         "",
         "Goals (from this run):",
         "",
@@ -329,6 +382,8 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="small sizes only (a smoke run)")
     ap.add_argument("--out", help="replace the kernel section of this markdown file (bench/RESULTS.md)")
     ap.add_argument("--plot", help="write the PNG plot here (needs matplotlib: pip install -e '.[bench]')")
+    ap.add_argument("--runs", type=int, default=1, metavar="N",
+                    help="run each 2-thread worker N times; its figures are the medians (default 1)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -339,6 +394,8 @@ def main() -> int:
             res = worker_ggml(args.worker, args.threads, args.quick)
         print(json.dumps(res))
         return 0
+    if args.runs < 1:
+        ap.error("--runs must be at least 1")
 
     command = "python " + " ".join(["bench/run_all.py", *sys.argv[1:]])
     started = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M")
@@ -350,7 +407,7 @@ def main() -> int:
             if th > 1 and impl in ONE_THREAD_ONLY:
                 continue
             print(f"running {impl}, {th} thread(s) ...", file=sys.stderr, flush=True)
-            results[(impl, th)] = run_worker(impl, th, args.quick)
+            results[(impl, th)] = run_workers(impl, th, args.quick, args.runs if th > 1 else 1)
     load_after = _loadavg()
     plot_path = Path(args.plot).resolve() if args.plot else None
     if plot_path is not None:
