@@ -124,7 +124,7 @@ def _ran_native() -> str:
 def _ran_openblas() -> str:
     """numpy's BLAS as threadpoolctl sees it: library, version, kernel (architecture), threads."""
     try:
-        from threadpoolctl import threadpool_info  # type: ignore[import-untyped]
+        from threadpoolctl import threadpool_info  # type: ignore[import-untyped, import-not-found, unused-ignore]
     except ImportError:
         return "BLAS kernel unknown (threadpoolctl is not installed: pip install -e '.[bench]')"
     blas = [i for i in threadpool_info() if i.get("user_api") == "blas"]
