@@ -350,7 +350,7 @@ size_t ggspec_quantize_chunk(enum ggspec_type type, const float * src, void * ds
             result = ggspec_quantize_q8_0(src + start, out, n, n, hist);
         } break;
         case GGSPEC_TYPE_F16: {
-            ggspec_fp32_to_fp16_row(src + start, (ggspec_fp16_t *)dst + start, n);
+            ggspec_internal_simd()->fp32_to_fp16(src + start, (ggspec_fp16_t *)dst + start, n); /* bit-identical */
             result = (size_t)n * sizeof(ggspec_fp16_t);
         } break;
         case GGSPEC_TYPE_F32: {
@@ -388,7 +388,7 @@ void ggspec_internal_to_float(enum ggspec_type type, const void * src, float * d
 void ggspec_internal_from_float(enum ggspec_type type, const float * src, void * dst, int64_t n) {
     switch (type) {
         case GGSPEC_TYPE_F32:  memcpy(dst, src, (size_t)n * sizeof(float)); break;
-        case GGSPEC_TYPE_F16:  ggspec_fp32_to_fp16_row(src, dst, (int)n); break;
+        case GGSPEC_TYPE_F16:  ggspec_internal_simd()->fp32_to_fp16(src, dst, n); break; /* bit-identical */
         case GGSPEC_TYPE_Q4_0: ggspec_quantize_row_q4_0_reference(src, dst, (int)n); break;
         case GGSPEC_TYPE_Q8_0: ggspec_internal_simd()->quantize_q8_0(src, dst, n); break; /* bit-identical */
         default: GGSPEC_ASSERT(false, "no conversion from f32 to this type");

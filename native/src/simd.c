@@ -15,6 +15,12 @@ static void quantize_q8_0(const float * x, void * y, int64_t k) {
     ggspec_quantize_row_q8_0_reference(x, y, (int)k);
 }
 
+static void fp32_to_fp16(const float * x, ggspec_fp16_t * y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        y[i] = ggspec_fp32_to_fp16(x[i]);
+    }
+}
+
 static void add_f32(int64_t n, const float * x, const float * y, float * z) {
     for (int64_t i = 0; i < n; i++) {
         z[i] = x[i] + y[i];
@@ -65,6 +71,7 @@ const struct ggspec_simd ggspec_simd_portable = {
     .dot_q8_0_q8_0  = ggspec_internal_dot_q8_0_q8_0_portable,
     .dot2x2_q4_0_q8_0 = NULL,
     .quantize_q8_0  = quantize_q8_0,
+    .fp32_to_fp16   = fp32_to_fp16,
     .add_f32        = add_f32,
     .mul_f32        = mul_f32,
     .lookup_f16     = lookup_f16,

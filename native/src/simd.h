@@ -71,6 +71,8 @@ struct ggspec_simd {
     void  (*dot2x2_q4_0_q8_0)(int64_t n, const void * x0, const void * x1, const void * y0, const void * y1, float * out);
     /* a row of k floats (k a multiple of 32) to Q8_0, bit-identical to the reference rounding */
     void  (*quantize_q8_0)(const float * x, void * y, int64_t k);
+    /* n floats to fp16, bit-identical to ggspec_fp32_to_fp16 (NaNs included) */
+    void  (*fp32_to_fp16)(const float * x, ggspec_fp16_t * y, int64_t n);
     /* z = x + y, z = x * y on n adjacent floats (z may be x or y) */
     void  (*add_f32)(int64_t n, const float * x, const float * y, float * z);
     void  (*mul_f32)(int64_t n, const float * x, const float * y, float * z);

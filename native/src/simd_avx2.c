@@ -401,6 +401,25 @@ static void quantize_row_q8_0(const float * x, void * vy, int64_t k) {
     }
 }
 
+/* F16C rounds to nearest even as ggspec_fp32_to_fp16 does; eight values holding a NaN go
+   through ggspec_fp32_to_fp16 (its one quiet NaN, where F16C would keep the payload) */
+static void fp32_to_fp16(const float * x, ggspec_fp16_t * y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(x + i);
+        if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
+            for (int j = 0; j < 8; j++) {
+                y[i + j] = ggspec_fp32_to_fp16(x[i + j]);
+            }
+            continue;
+        }
+        _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    }
+    for (; i < n; i++) {
+        y[i] = ggspec_fp32_to_fp16(x[i]);
+    }
+}
+
 static void add_f32(int64_t n, const float * x, const float * y, float * z) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -502,6 +521,7 @@ static const struct ggspec_simd avx2_kernels = {
     .dot_q8_0_q8_0  = dot_q8_0_q8_0,
     .dot2x2_q4_0_q8_0 = dot2x2_q4_0_q8_0,
     .quantize_q8_0  = quantize_row_q8_0,
+    .fp32_to_fp16   = fp32_to_fp16,
     .add_f32        = add_f32,
     .mul_f32        = mul_f32,
     .lookup_f16     = lookup_f16,

@@ -12,7 +12,8 @@
  *   - the quantized dot products (one row against one) compute each block's exact integer sum
  *     with 512-bit integer arithmetic, then scale and accumulate them in the F32 lanes, groups
  *     and order of the AVX2 forms (8 lanes for Q8_0, 4 for Q4_0);
- *   - ADD, MUL, the Q8_0 rounding and the maximum are exact per element, 16 lanes at a time;
+ *   - ADD, MUL, the Q8_0 rounding, F32 to F16 and the maximum are exact per element, 16 lanes
+ *     at a time;
  *   - the four-products Q4_0 kernel, the fp16 table lookups and NORM's sums are the AVX2
  *     forms themselves (the note above avx512_kernels says why).
  */
@@ -406,6 +407,25 @@ static void quantize_row_q8_0(const float * x, void * vy, int64_t k) {
     }
 }
 
+/* as the AVX2 form, 16 at a time: F16C's rounding, a NaN through ggspec_fp32_to_fp16 */
+static void fp32_to_fp16(const float * x, ggspec_fp16_t * y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        LOW_REGISTERS_ONLY();
+        const __m512 v = _mm512_loadu_ps(x + i);
+        if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) != 0) {
+            for (int j = 0; j < 16; j++) {
+                y[i + j] = ggspec_fp32_to_fp16(x[i + j]);
+            }
+            continue;
+        }
+        _mm256_storeu_si256((__m256i *)(y + i), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    }
+    for (; i < n; i++) {
+        y[i] = ggspec_fp32_to_fp16(x[i]);
+    }
+}
+
 static void add_f32(int64_t n, const float * x, const float * y, float * z) {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -471,6 +491,7 @@ static struct ggspec_simd avx512_kernels = {
     .dot_q8_0_q8_0  = dot_q8_0_q8_0,
     .dot2x2_q4_0_q8_0 = NULL,
     .quantize_q8_0  = quantize_row_q8_0,
+    .fp32_to_fp16   = fp32_to_fp16,
     .add_f32        = add_f32,
     .mul_f32        = mul_f32,
     .lookup_f16     = NULL,

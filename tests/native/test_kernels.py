@@ -157,7 +157,7 @@ def _elementwise(name: str) -> tuple[Graph, Any]:
 ELEMENTWISE = ("add", "mul", "add_rows", "gelu", "silu", "soft_max", "norm", "cpy_q8_0",
                "add_odd", "mul_odd", "gelu_odd", "soft_max_odd", "norm_odd")
 EXACT = ("add", "mul", "add_rows", "gelu", "silu", "soft_max", "cpy_q8_0", "add_odd", "mul_odd", "gelu_odd",
-         "soft_max_odd")
+         "soft_max_odd", "f32_to_f16")
 
 
 def _halves() -> np.ndarray:
@@ -171,8 +171,25 @@ def _halves() -> np.ndarray:
     return x
 
 
+def _f16_specials() -> np.ndarray:
+    """Floats for the F32 -> F16 conversion: ties at several exponents, F16 subnormals and
+    overflow, infinities, NaNs with payloads (in a 16-lane group and in the tail), random."""
+    ties = (np.arange(1, 200, dtype=np.float32) + np.float32(0.5)) * np.float32(2.0**-10)
+    sub = np.array([2.0**-25, 3 * 2.0**-26, 2.0**-24, 1.5 * 2.0**-24, 6e-8, 65504, 65520, 65519.99, 1e6],
+                   dtype=np.float32)
+    x = np.concatenate([ties, sub, -sub, _f32(9, 300, scale=100.0)]).astype(np.float32)
+    x[[7, 40, len(x) - 3]] = np.array([np.inf, -np.inf, 0.0], dtype=np.float32)
+    bits = x.view(np.uint32)
+    bits[[20, 21, len(x) - 1]] = [0x7FC01234, 0x7FFFE000, 0xFFA00000]  # NaNs: payloads low, high; signalling
+    return x
+
+
 def _all_results(threads: int) -> dict[str, bytes]:
     out: dict[str, bytes] = {}
+    x = _f16_specials()
+    y = ffi.new("uint16_t[]", len(x))
+    lib.ggspec_quantize_chunk(lib.GGSPEC_TYPE_F16, ffi.from_buffer("float[]", x), y, 0, 1, len(x), ffi.NULL, ffi.NULL)
+    out["f32_to_f16"] = bytes(ffi.buffer(y))
     for name in MUL_MAT:
         g, node, _, _ = _mul_mat_inputs(name)
         out[f"mul_mat_{name}"] = g.compute(node, threads)
@@ -246,7 +263,7 @@ def test_the_widest_path_is_chosen_and_the_variables_cap_it(paths: dict[str, dic
     assert json.loads(proc.stdout.strip().splitlines()[-1])["kernels"] == have[-1]
     assert "GGSPEC_NATIVE_KERNELS=avx9 is not one of portable, avx2, avx512" in proc.stderr
     for results in paths.values():
-        assert set(results[2]) == {f"mul_mat_{n}" for n in MUL_MAT} | set(ELEMENTWISE)
+        assert set(results[2]) == {f"mul_mat_{n}" for n in MUL_MAT} | set(ELEMENTWISE) | {"f32_to_f16"}
 
 
 def _mul_mat_bound(name: str, got: bytes) -> None:
