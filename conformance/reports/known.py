@@ -5,6 +5,10 @@
     reason = "our port copies the node list into the plan (CPU-19's correction); held to profile rc8 here"
     targets = ["myport-*"]            # fnmatch patterns against the target name; default ["*"]
 
+A reason that several entries give can be written once, in a `[reasons]` table (`key = "text"`),
+and the entries give its key (`reason = "key"`); the shipped files share theirs in
+known/_reasons.toml (written by tools/known_files.py, which writes the shipped files).
+
 Each entry names exactly one of `clause` (an ID), `check` (a check name) or `area` (`SCHED`).
 An entry applies to a clause verdict when the target name matches one of its `targets` and it
 names the clause, the clause's area, or one of the checks behind the verdict. A failing,
@@ -20,10 +24,12 @@ target uses when `--known` is not given.
 from __future__ import annotations
 
 import fnmatch
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from ggspec.reference.clauses import catalogue
 
@@ -38,7 +44,10 @@ else:  # pragma: no cover - Python 3.10
 KNOWN_DIR = Path(__file__).resolve().parents[1] / "known"  # the shipped files: conformance/known/
 
 #: target name -> the shipped known-failures file it uses by default (`known/<target>.toml`)
-DEFAULTS = {p.stem: p.name for p in sorted(KNOWN_DIR.glob("*.toml"))}
+DEFAULTS = {p.stem: p.name for p in sorted(KNOWN_DIR.glob("*.toml")) if not p.name.startswith("_")}
+#: the reasons several shipped entries give, written once (`[reasons]`, key -> text; tools/known_files.py)
+REASONS_FILE = "_reasons.toml"
+_KEY = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
 _KEYS = {"clause", "check", "area", "reason", "targets"}
 
@@ -72,31 +81,70 @@ def default_for(target: str) -> Path | None:
     return KNOWN_DIR / name if name else None
 
 
-def load(path: Path, checks: Mapping[str, object]) -> list[Known]:
-    """Read and validate a known-failures file against the clause catalogue and the checks (by
-    name: `checks` is the registry, engine.registry.CHECKS)."""
+def _read(path: Path) -> dict[str, Any]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise KnownFileError(f"known-failures file {path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise KnownFileError(f"known-failures file {path}: cannot read it ({exc})") from None
     except tomllib.TOMLDecodeError as exc:
         raise KnownFileError(f"known-failures file {path}: not valid TOML ({exc})") from None
-    extra = set(data) - {"known"}
+
+
+def _reason_table(path: Path, table: Any, where: str) -> dict[str, str]:
+    if not isinstance(table, dict) or not all(isinstance(k, str) and _KEY.match(k) and isinstance(v, str) and v.strip()
+                                              for k, v in table.items()):
+        raise KnownFileError(f"{where}: [reasons] must map keys (lowercase letters, digits, . _ -) to non-empty strings")
+    return dict(table)
+
+
+def raw_entries(path: Path) -> list[dict[str, Any]]:
+    """The file's [[known]] tables as written, each `reason` resolved to its text: a key of the
+    file's own `[reasons]` table or of the folder's shared `_reasons.toml`, else the text itself."""
+    data = _read(path)
+    extra = set(data) - {"known", "reasons"}
     if extra:
         raise KnownFileError(f"known-failures file {path}: unknown top-level key(s) {', '.join(sorted(extra))} "
-                             "(entries go in [[known]] tables)")
+                             "(entries go in [[known]] tables, shared reasons in [reasons])")
+    shared_path = path.parent / REASONS_FILE
+    shared = (_reason_table(shared_path, _read(shared_path).get("reasons", {}), f"{shared_path}")
+              if shared_path.is_file() and path.name != REASONS_FILE else {})
+    own = _reason_table(path, data.get("reasons", {}), f"known-failures file {path}")
+    reasons = {**shared, **own}
     entries = data.get("known", [])
     if not isinstance(entries, list):
         raise KnownFileError(f"known-failures file {path}: 'known' must be an array of tables ([[known]])")
+    out = []
+    used: set[str] = set()
+    for i, e in enumerate(entries, 1):
+        where = f"known-failures file {path}, entry {i}"
+        if not isinstance(e, dict):
+            raise KnownFileError(f"{where}: not a table")
+        reason = e.get("reason")
+        if not isinstance(reason, str) or not reason.strip():
+            raise KnownFileError(f"{where}: needs a reason (a non-empty string, or a key of [reasons])")
+        if reason in reasons:
+            used.add(reason)
+            reason = reasons[reason]
+        elif _KEY.match(reason):
+            raise KnownFileError(f"{where}: no reason named {reason!r} (in [reasons] or {REASONS_FILE})")
+        out.append({**e, "reason": reason.strip()})
+    unused = sorted(set(own) - used)
+    if unused:
+        raise KnownFileError(f"known-failures file {path}: [reasons] no entry gives: {', '.join(unused)}")
+    return out
+
+
+def load(path: Path, checks: Mapping[str, object]) -> list[Known]:
+    """Read and validate a known-failures file against the clause catalogue and the checks (by
+    name: `checks` is the registry, engine.registry.CHECKS)."""
+    entries = raw_entries(path)
     cat = catalogue()
     areas = {c.area for c in cat.values()}
     out = []
     for i, e in enumerate(entries, 1):
         where = f"known-failures file {path}, entry {i}"
-        if not isinstance(e, dict):
-            raise KnownFileError(f"{where}: not a table")
         bad = set(e) - _KEYS
         if bad:
             raise KnownFileError(f"{where}: unknown key(s) {', '.join(sorted(bad))}")
@@ -105,12 +153,10 @@ def load(path: Path, checks: Mapping[str, object]) -> list[Known]:
             raise KnownFileError(f"{where}: needs exactly one of clause, check or area (has {len(named)})")
         kind = named[0]
         name = e[kind]
-        reason = e.get("reason")
+        reason = e["reason"]
         targets = e.get("targets", ["*"])
         if not isinstance(name, str):
             raise KnownFileError(f"{where}: {kind} must be a string")
-        if not isinstance(reason, str) or not reason.strip():
-            raise KnownFileError(f"{where}: needs a reason (a non-empty string)")
         if not isinstance(targets, list) or not targets or not all(isinstance(t, str) for t in targets):
             raise KnownFileError(f"{where}: targets must be a non-empty list of strings (fnmatch patterns)")
         if kind == "clause" and name not in cat:
@@ -119,7 +165,7 @@ def load(path: Path, checks: Mapping[str, object]) -> list[Known]:
             raise KnownFileError(f"{where}: no area {name} (areas: {' '.join(sorted(areas))})")
         if kind == "check" and name not in checks:
             raise KnownFileError(f"{where}: no check {name} (see ggspec list --checks)")
-        out.append(Known(kind, name, reason.strip(), tuple(targets)))
+        out.append(Known(kind, name, reason, tuple(targets)))
     return out
 
 
