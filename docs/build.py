@@ -3,7 +3,7 @@
 1. Stage the sources in OUT/_source: docs/ and spec/ in the repository's layout (so every
    relative link between them keeps working), each spec chapter with an anchor per clause, and
    the generated pages (traceability matrix, errata, changes, limits, API), written there and
-   never into docs/ (conformance/tools/sitegen.py makes them).
+   never into docs/ (conformance/tools/sitegen.py makes them), and the pictures (`pictures`).
 2. Run Sphinx (configuration: docs/conf.py) with warnings as errors into OUT/html.
 3. Check the built site: every internal href and src reaches a file and, with a fragment, an
    element with that id; every clause ID has its anchor in its chapter's page.
@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
+import subprocess
 import sys
 from html.parser import HTMLParser
 from pathlib import Path
@@ -60,6 +62,7 @@ def stage(source: Path, reports: list[sitegen.Report]) -> None:
     (docs / "api").mkdir(exist_ok=True)
     for name, text in sitegen.api_pages().items():
         (docs / "api" / name).write_text(text, encoding="utf-8")
+    pictures(source)
     guides = sorted(p.stem for p in (docs / "guides").glob("*.md")) if (docs / "guides").exists() else []
     hand = [p.stem for p in sorted(DOCS.glob("*.md")) if p.stem != "index" and p.name not in GENERATED]
     hand.sort(key=lambda stem: stem != "user-guide")  # the user guide first in the navigation
@@ -68,6 +71,74 @@ def stage(source: Path, reports: list[sitegen.Report]) -> None:
            *(f"../spec/{p.stem}" for p in sitegen.chapters()), "```", ""]
     index = docs / "index.md"
     index.write_text(index.read_text(encoding="utf-8") + "\n".join(toc), encoding="utf-8")
+
+
+#: `<!-- picture: NAME -->` in a page of docs/ becomes this picture on the site (the comment is
+#: invisible on GitHub): NAME -> (file under the staged docs/pictures/, alt text)
+PICTURES = {
+    "virtual-device": ("virtual-device.svg", "The virtual device backend: its queue, its entries, the inaccessible "
+                                             "reservation and the separate byte store, beside the CPU backend"),
+    "kernels": ("kernels.png", "native's CPU kernels against rc.8 and numpy: time relative to rc.8 -O3 -march=native, "
+                               "1 and 2 threads (bench/RESULTS.md)"),
+}
+_PICTURE = re.compile(r"^<!-- picture: ([a-z-]+) -->$", re.M)
+NO_DOT = "*(A drawing goes here when the site is built with Graphviz's `dot` installed: apt-get install graphviz.)*"
+
+
+def _dot(source: str) -> str | None:
+    """SVG text of a Graphviz source, or None without `dot`."""
+    if shutil.which("dot") is None:
+        return None
+    proc = subprocess.run(["dot", "-Tsvg"], input=source, capture_output=True, text=True, timeout=120, check=False)
+    if proc.returncode != 0:
+        raise ValueError(f"dot failed: {proc.stderr.strip()}")
+    return proc.stdout
+
+
+def pictures(source: Path) -> None:
+    """Draw the site's pictures into the staged tree, made at each build so they follow the code:
+    the virtual device (docs/pictures/virtual-device.dot), the kernel plot of bench/
+    (bench/kernels.png, from bench/run_all.py), and in the scheduler chapter the two fixtures as
+    the reference scheduler splits them over three backends (`ggspec explain encoder|decoder`).
+    Without Graphviz's `dot` each drawing is a sentence saying so."""
+    out = source / "docs" / "pictures"
+    out.mkdir(parents=True, exist_ok=True)
+    drawn = _dot((DOCS / "pictures" / "virtual-device.dot").read_text(encoding="utf-8"))
+    if drawn is not None:
+        (out / "virtual-device.svg").write_text(drawn, encoding="utf-8")
+    shutil.copyfile(ROOT / "bench" / "kernels.png", out / "kernels.png")
+    for page in (source / "docs").rglob("*.md"):
+        text = page.read_text(encoding="utf-8")
+        if not _PICTURE.search(text):
+            continue
+
+        def image(m: re.Match[str], page: Path = page) -> str:
+            if m.group(1) not in PICTURES:
+                raise ValueError(f"{page.name}: no picture named {m.group(1)!r} (docs/build.py PICTURES)")
+            name, alt = PICTURES[m.group(1)]
+            if not (out / name).is_file():
+                return NO_DOT
+            return f"![{alt}]({os.path.relpath(out / name, page.parent)})"
+
+        page.write_text(_PICTURE.sub(image, text), encoding="utf-8")
+    sched = source / "spec" / "sched.md"
+    lines = ["", "## Drawings: the two fixtures, split by the reference scheduler", "",
+             "`ggspec explain encoder --backends 3` and `ggspec explain decoder --backends 3`, drawn when this site was "
+             "built: a cluster per split, coloured by backend (GPU0 and GPU1 are virtual devices, the CPU is the "
+             "fallback), the scheduler's copies (`GPU0#name`) as nodes on the edges they replace.", ""]
+    if shutil.which("dot") is None:
+        lines.append(NO_DOT)
+    else:
+        from ggspec.conformance.inputs.fixtures import FIXTURES
+        from ggspec.conformance.tools.explain import explain, svg
+
+        (source / "spec" / "pictures").mkdir(exist_ok=True)
+        for name in ("encoder", "decoder"):
+            ex = explain(FIXTURES[name](3), 3)
+            title = f"{name}: {len(ex.splits)} split(s) over {', '.join(ex.backends)}"
+            (source / "spec" / "pictures" / f"{name}.svg").write_text(svg(ex, title), encoding="utf-8")
+            lines += [f"![The {name} fixture: {title}](pictures/{name}.svg)", ""]
+    sched.write_text(sched.read_text(encoding="utf-8") + "\n".join(lines) + "\n", encoding="utf-8")
 
 
 def sphinx(source: Path, out: Path) -> int:

@@ -335,3 +335,36 @@ def test_help_and_docs_define_timeout_and_exit_codes_alike() -> None:
     codes = dict(re.findall(r"^ {2}(\d) {2}(.*(?:\n {5}.*)*)", EXIT_CODES, re.M))
     assert set(codes) == {"0", "1", "2", "3"}
     assert "load" not in codes["2"] and "built" in codes["3"] and "timed out" in codes["1"], codes
+
+
+def test_the_pictures_are_drawn_and_shown(site: Path, tmp_path: Path) -> None:
+    """docs/build.py draws the virtual device (docs/pictures/virtual-device.dot) and, in the
+    scheduler chapter, the encoder and decoder fixtures as `ggspec explain` splits them over three
+    backends; the kernel plot of bench/ is on the index. In Chromium each picture loads (a
+    decoded image, not a broken link) inside the content's width; screenshots in tmp_path."""
+    if shutil.which("dot") is None:
+        if IN_CI:
+            pytest.fail("CI=true but Graphviz's dot is missing (apt-get install graphviz)")
+        pytest.skip("Graphviz's dot is missing: the site says so instead of drawing")
+    from ggspec.conformance.inputs.fixtures import FIXTURES
+    from ggspec.conformance.tools.explain import explain
+
+    for name in ("encoder", "decoder"):  # the drawing is of the fixture as the reference splits it
+        ex = explain(FIXTURES[name](3), 3)
+        drawn = (site / "_images" / f"{name}.svg").read_text(encoding="utf-8")
+        assert drawn.count('class="node"') == len(ex.rows) + len(ex.leafs) + len(ex.copies) + len(
+            {r.backend for r in ex.rows} | {x.backend for x in ex.leafs}), name
+    with chromium_page(1280, 900) as (pg, errors):
+        for rel, srcs in (("docs/virtual-device.html", ["virtual-device.svg"]),
+                          ("spec/sched.html", ["encoder.svg", "decoder.svg"]), ("docs/index.html", ["kernels.png"])):
+            pg.goto((site / rel).as_uri())
+            body = _box(pg, "div.body")
+            for src in srcs:
+                img = pg.locator(f"div.body img[src$='_images/{src}']")
+                assert img.count() == 1, (rel, src)
+                img.scroll_into_view_if_needed()
+                assert pg.evaluate("(e) => e.complete && e.naturalWidth > 0", img.element_handle()), (rel, src)
+                box = img.bounding_box()
+                assert box is not None and box["width"] > 300 and box["x"] + box["width"] <= body["x"] + body["width"] + 1
+                img.screenshot(path=str(tmp_path / f"{src}.png"))
+        assert errors == []
