@@ -65,6 +65,9 @@ size_t ggspec_vdev_graphs_run(VD(backend_t) b);
  * `serial` (may be NULL) receives the entry's position among the entries of all devices, so
  * that logs of several devices can be merged. No raw pointer is ever logged. */
 bool         ggspec_buft_is_vdev(VD(backend_buffer_type_t) buft);
+/* while suspended (true), no device logs anything (a leak check's measuring cycles, which only
+   a C target runs) */
+void         ggspec_vdev_log_suspend(bool suspended);
 size_t       ggspec_vdev_log_len(VD(backend_buffer_type_t) buft);
 const char * ggspec_vdev_log_entry(VD(backend_buffer_type_t) buft, size_t i, size_t * serial);
 void         ggspec_vdev_log_clear(VD(backend_buffer_type_t) buft);

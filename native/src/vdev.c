@@ -111,6 +111,7 @@ struct vdev_buffer {
 
 static struct vdev_device * all_devices = NULL;
 static size_t log_serial = 0;
+static bool   log_suspended = false;
 
 static void vdev_check(bool cond, const char * what) {
     if (!cond) {
@@ -145,6 +146,9 @@ static void * log_room(void * map, size_t used, size_t * cap, size_t need) {
 }
 
 static void vlog(struct vdev_device * dev, const char * fmt, ...) {
+    if (log_suspended) {
+        return;
+    }
     char text[512]; /* names are at most 63 bytes: an entry is far shorter */
     va_list ap;
     va_start(ap, fmt);
@@ -779,6 +783,10 @@ size_t ggspec_vdev_reset_calls(buffer_t buf) {
     const struct vdev_buffer * vb = as_vdev_buffer(buf);
     vdev_check(vb != NULL, "not a vdev buffer");
     return vb->reset_calls;
+}
+
+void ggspec_vdev_log_suspend(bool suspended) {
+    log_suspended = suspended;
 }
 
 bool ggspec_buft_is_vdev(buft_t buft) {
