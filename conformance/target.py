@@ -21,9 +21,21 @@ from ggspec.reference.vdev import VDevParams
 from .errors import MissingSymbol, NeedsPristineProcess
 
 __all__ = ["GraphCopyResult", "GraphInfo", "Handle", "MissingSymbol", "NeedsPristineProcess", "SchedPlan", "Target", "TensorInfo",
-           "VDevParams"]
+           "VDevParams", "device_labels"]
 
 Handle = Any
+
+
+def device_labels(devices: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """(label, device) in creation order: a device's name, `name#k` for the k-th (k >= 1) of a
+    name used more than once, so that every entry of a merged log names its device."""
+    seen: dict[str, int] = {}
+    out = []
+    for name, dev in devices:
+        k = seen.get(name, 0)
+        seen[name] = k + 1
+        out.append((name if k == 0 else f"{name}#{k}", dev))
+    return out
 
 
 @dataclass(frozen=True)
@@ -232,6 +244,13 @@ class Target(Protocol):
     def vdev_init(self, params: VDevParams) -> Handle: ...
     def vdev_pending(self, backend: Handle) -> int: ...
     def vdev_counters(self, buf: Handle) -> tuple[int, int]: ...
+    def vdev_log(self) -> list[str]:
+        """The entry logs of every virtual device this target made, merged in call order: one
+        line per entry called on a device's buffer type, buffers or backend, `DEVICE ENTRY
+        OBJECT ARGS...` (ggspec-vdev.h; DEVICE is the device's name, with `#k` for the k-th
+        of a name used twice). The harness compares it with the reference's (judge_logs)."""
+        raise MissingSymbol(getattr(self, "name", "target"), "the virtual device's entry log")
+
     def backend_name(self, backend: Handle | None) -> str: ...
     def backend_free(self, backend: Handle | None) -> None: ...
     def backend_get_default_buffer_type(self, backend: Handle) -> Handle: ...

@@ -19,7 +19,7 @@ from ggspec.reference.types import MAX_DIMS, Op
 
 from ..engine.isolate import traced_call
 from ..errors import MissingSymbol, NeedsPristineProcess
-from ..target import GraphCopyResult, GraphInfo, SchedPlan, TensorInfo, VDevParams
+from ..target import GraphCopyResult, GraphInfo, SchedPlan, TensorInfo, VDevParams, device_labels
 
 CONTEXT_BYTES = 32 << 20
 
@@ -41,6 +41,8 @@ class CApiTarget:
         self.resettable_registry = hasattr(lib, f"{prefix}backend_reg_reset_for_tests")
         #: the backends each scheduler was made with (by address), for the public plan's indexes
         self._sched_backends: dict[int, list[Any]] = {}
+        #: (name, buffer type) of every virtual device this target made, for vdev_log
+        self._devices: list[tuple[str, Any]] = []
 
     # plumbing ------------------------------------------------------------------------------
 
@@ -87,6 +89,10 @@ class CApiTarget:
                 self.fn("free")(ctx)
         self.ctx = self.host_ctx = self.ffi.NULL
         self._keep.clear()
+        if hasattr(self.lib, "ggspec_vdev_log_clear"):  # devices live on; their logs need not
+            for _, buft in self._devices:
+                self.lib.ggspec_vdev_log_clear(buft)
+        self._devices.clear()
 
     def _ptr(self, h: Any | None) -> Any:
         return self.ffi.NULL if h is None else h
@@ -354,7 +360,25 @@ class CApiTarget:
         p.ops_mask[1] = mask >> 64
         if params.compute_fails:  # a field older shims lack: set only when wanted
             p.compute_fails = True
-        return self.fn_vdev("init")(p)
+        if params.base_offset:
+            p.base_offset = params.base_offset
+        backend = self.fn_vdev("init")(p)
+        if backend != self.ffi.NULL and hasattr(self.lib, "ggspec_vdev_log_len"):  # a shim with the entry log
+            self._devices.append((params.name, self.lib.ggspec_vdev_buffer_type(backend)))
+        return backend
+
+    def vdev_log(self) -> list[str]:
+        """Target.vdev_log: the entry logs of this target's devices, merged in call order. The
+        hooks are called untraced (a C reproducer does not repeat them)."""
+        if not hasattr(self.lib, "ggspec_vdev_log_len"):
+            raise MissingSymbol(self.name, "ggspec_vdev_log_len")
+        serial = self.ffi.new("size_t *")
+        merged: list[tuple[int, str]] = []
+        for label, buft in device_labels(self._devices):
+            for i in range(int(self.lib.ggspec_vdev_log_len(buft))):
+                text = self.ffi.string(self.lib.ggspec_vdev_log_entry(buft, i, serial)).decode("utf-8", "replace")
+                merged.append((int(serial[0]), f"{label} {text}"))
+        return [text for _, text in sorted(merged)]
 
     def vdev_pending(self, backend: Any) -> int:
         return int(self.fn_vdev("pending")(backend))

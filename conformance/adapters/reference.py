@@ -22,7 +22,7 @@ from ggspec.reference.tensor import Context, Tensor, nbytes, resolved_buffer
 from ggspec.reference.types import GGMLType, Op, traits
 from ggspec.reference.world import Region, World
 
-from ..target import GraphCopyResult, GraphInfo, SchedPlan, TensorInfo, VDevParams
+from ..target import GraphCopyResult, GraphInfo, SchedPlan, TensorInfo, VDevParams, device_labels
 
 
 class ReferenceTarget:
@@ -35,6 +35,7 @@ class ReferenceTarget:
         self.ctx = Context(self.world, no_alloc=True)
         self.host_ctx = Context(self.world, no_alloc=False)
         self._init_calls: list[tuple[str, int]] = []
+        self._devices: list[tuple[str, BufferType]] = []
 
     # core
     def new_tensor(self, type_: int, ne: Sequence[int], name: str = "") -> Tensor:
@@ -243,7 +244,14 @@ class ReferenceTarget:
         return cpu.cpu_init(self.world)
 
     def vdev_init(self, params: VDevParams) -> Backend:
-        return vdev.vdev_init(self.world, params)
+        backend = vdev.vdev_init(self.world, params)
+        self._devices.append((params.name, vdev.vdev_buffer_type(backend)))
+        return backend
+
+    def vdev_log(self) -> list[str]:
+        merged = [(serial, f"{label} {text}") for label, buft in device_labels(self._devices)
+                  for serial, text in vdev.vdev_log(buft)]
+        return [text for _, text in sorted(merged)]
 
     def vdev_pending(self, backend: Backend) -> int:
         return vdev.vdev_pending(backend)

@@ -46,6 +46,11 @@ class Outcome:
     stderr: str = ""
     #: (the reference only) behaviour errata whose branch the run reached (World.errata_taken)
     errata: frozenset[str] = frozenset()
+    #: the virtual devices' entry log (Target.vdev_log) when the scenario finished; None where
+    #: it did not or the target keeps no log
+    entry_log: tuple[str, ...] | None = None
+    #: (the reference only) the profile it ran under
+    profile: Profile | None = None
 
 
 @dataclass
@@ -69,10 +74,19 @@ def run_on_reference(chk: Check, args: dict[str, Any], profile: Profile) -> Outc
     except UndefinedBehaviour as exc:
         outcome = Outcome(rec.items, "ub", exc.clause_id, str(exc))
     else:
-        outcome = Outcome(rec.items, "ok")
+        outcome = Outcome(rec.items, "ok", entry_log=entry_log(target))
     world = getattr(target, "world", None)
     outcome.errata = frozenset(getattr(world, "errata_taken", ()))
+    outcome.profile = profile
     return outcome
+
+
+def entry_log(target: Any) -> tuple[str, ...] | None:
+    """The target's virtual-device entry log, or None where it keeps none."""
+    try:
+        return tuple(target.vdev_log())
+    except (MissingSymbol, AttributeError):
+        return None
 
 
 def _run_in_process(chk: Check, args: dict[str, Any], target_name: str, profile: Profile) -> Outcome:
@@ -86,11 +100,13 @@ def _run_in_process(chk: Check, args: dict[str, Any], target_name: str, profile:
         return Outcome(rec.items, "ub", exc.clause_id, str(exc))
     except MissingSymbol as exc:  # judged as Unsupported: the target lacks what the check needs
         return Outcome(rec.items, "unsupported", detail=str(exc))
+    else:
+        log = entry_log(target)
     finally:
         close = getattr(target, "close", None)
         if close is not None:
             close()
-    return Outcome(rec.items, "ok")
+    return Outcome(rec.items, "ok", entry_log=log)
 
 
 #: an example as a whole (the reference's Python work included) may take this many times the
@@ -204,6 +220,7 @@ def judge(ex: Example) -> None:
             raise Mismatch(f"the reference finished, the target ended with {act.ending}: {act.detail}\n{_tail(act.stderr)}")
         if act.observations != exp.observations:
             raise Mismatch(describe(exp.observations, act.observations, ex.args))
+        judge_entry_logs(ex)
         return
     if act.observations[:n] != exp.observations:
         raise Mismatch("before the expected " + exp.ending + ": " + describe(exp.observations, act.observations[:n], ex.args))
@@ -224,6 +241,56 @@ def judge(ex: Example) -> None:
     assert c.message is not None
     if not assert_message_seen(act.stderr, c.message):
         raise Mismatch(f"{exp.clause_id}: the target aborted without 'GGML_ASSERT ... {c.message}'\n{_tail(act.stderr)}")
+
+
+def _entry(line: str) -> str:
+    """The entry a log line names (its second word, after the device)."""
+    words = line.split()
+    return words[1] if len(words) > 1 else line
+
+
+def _named_by_errata(ex: Example) -> set[str]:
+    """The entries the text of an erratum names: the errata whose branch the reference took in
+    this example, and those of the check's own clauses."""
+    named: set[str] = set()
+    for cid in sorted(ex.expected.errata | set(ex.check.clauses)):
+        text = clause(cid).erratum or ""
+        named |= set(re.findall(r"[a-z_]+", text))
+    return named
+
+
+def judge_entry_logs(ex: Example) -> None:
+    """The virtual devices' entry logs of two finished runs (DESIGN.md, "Every device keeps an
+    ordered log"): under profile rc8 the same, entry for entry; under profile fixed an extra or a
+    missing entry only where an erratum's text names that entry. Raise Mismatch showing the
+    first entry where the logs part."""
+    exp, act = ex.expected.entry_log, ex.actual.entry_log
+    if exp is None or act is None or exp == act:
+        return
+    if ex.expected.profile is Profile.FIXED:
+        import difflib
+
+        named = _named_by_errata(ex)
+        unnamed = [line for tag, i0, i1, j0, j1 in difflib.SequenceMatcher(None, exp, act, autojunk=False).get_opcodes()
+                   if tag != "equal" for line in (*exp[i0:i1], *act[j0:j1]) if _entry(line) not in named]
+        if not unnamed:
+            return
+    raise Mismatch(describe_entry_logs(exp, act))
+
+
+def describe_entry_logs(exp: tuple[str, ...], act: tuple[str, ...], context: int = 3) -> str:
+    """Where two entry logs part: the index of the first differing entry, both entries, and a
+    few entries on either side."""
+    k = next((i for i, (a, b) in enumerate(zip(exp, act, strict=False)) if a != b), min(len(exp), len(act)))
+    lines = [f"the virtual devices' entry logs part at entry {k} (reference {len(exp)} entries, target {len(act)}):"]
+    lines.append(f"  reference: {exp[k] if k < len(exp) else '(end of log)'}")
+    lines.append(f"  target:    {act[k] if k < len(act) else '(end of log)'}")
+    lo = max(0, k - context)
+    if lo < k:
+        lines.append("  before, in both: " + " | ".join(exp[lo:k]))
+    lines.append("  reference next: " + " | ".join(exp[k:k + context]))
+    lines.append("  target next:    " + " | ".join(act[k:k + context]))
+    return "\n".join(lines)
 
 
 def _tail(text: str, lines: int = 8) -> str:

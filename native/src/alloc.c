@@ -187,7 +187,9 @@ void ggspec_tallocr_reset(ggspec_tallocr_t alloc) {
     }
 }
 
-static ggspec_tallocr_t tallocr_make(ggspec_backend_buffer_t buffer, bool owned, size_t alignment) {
+/* own_alignment: the buffer's alignment, asked for after its base (rc.8's order of the two
+   entry calls, which a device's entry log shows), instead of `alignment` */
+static ggspec_tallocr_t tallocr_make(ggspec_backend_buffer_t buffer, bool owned, size_t alignment, bool own_alignment) {
     GGSPEC_ASSERT(buffer != NULL, "buffer != NULL");
     ggspec_tallocr_t alloc = malloc(sizeof(*alloc));
     GGSPEC_ASSERT(alloc != NULL, "alloc != NULL");
@@ -195,7 +197,7 @@ static ggspec_tallocr_t tallocr_make(ggspec_backend_buffer_t buffer, bool owned,
     alloc->buffer       = buffer;
     alloc->buffer_owned = owned;
     alloc->base         = ggspec_backend_buffer_get_base(buffer);
-    alloc->alignment    = alignment;
+    alloc->alignment    = own_alignment ? ggspec_backend_buffer_get_alignment(buffer) : alignment;
     alloc->max_size     = 0;
     alloc->measure      = false;
     ggspec_tallocr_reset(alloc);
@@ -204,7 +206,7 @@ static ggspec_tallocr_t tallocr_make(ggspec_backend_buffer_t buffer, bool owned,
 
 ggspec_tallocr_t ggspec_tallocr_new(void * data, size_t size, size_t alignment) {
     /* the buffer object is ours, the memory stays the caller's */
-    return tallocr_make(ggspec_backend_cpu_buffer_from_ptr(data, size), true, alignment);
+    return tallocr_make(ggspec_backend_cpu_buffer_from_ptr(data, size), true, alignment, false);
 }
 
 ggspec_tallocr_t ggspec_tallocr_new_measure(size_t alignment) {
@@ -241,7 +243,7 @@ ggspec_tallocr_t ggspec_tallocr_new_from_backend(ggspec_backend_t backend, size_
 
 ggspec_tallocr_t ggspec_tallocr_new_from_buffer(ggspec_backend_buffer_t buffer) {
     GGSPEC_ASSERT(buffer != NULL, "buffer != NULL");
-    return tallocr_make(buffer, false, ggspec_backend_buffer_get_alignment(buffer));
+    return tallocr_make(buffer, false, 0, true);
 }
 
 ggspec_backend_buffer_t ggspec_tallocr_get_buffer(ggspec_tallocr_t alloc) {
