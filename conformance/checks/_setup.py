@@ -5,11 +5,21 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from ggspec.reference.clauses import Profile
 from ggspec.reference.types import GGMLType, Op, blck_size, type_size
 
 from ..engine.registry import Recorder
 from ..inputs.strategies import BufferSource, CopyRoute, Placement, TensorSpec, ViewSpec
 from ..target import Handle, Target, VDevParams
+
+
+def run_profile(t: Target) -> Profile:
+    """The profile the run holds `t` to (make_target's `run_profile`; a reference made elsewhere:
+    its own, any other target: its default)."""
+    world = getattr(t, "world", None)
+    profile = getattr(t, "run_profile", None) or (world.profile if world is not None else t.default_profile)
+    assert isinstance(profile, Profile)
+    return profile
 
 
 def backend_for(t: Target, placement: Placement) -> Handle:

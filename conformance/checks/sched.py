@@ -36,6 +36,7 @@ import numpy as np
 from ggspec.reference import sched as S
 from ggspec.reference.clauses import Profile, SpecViolation
 from ggspec.reference.types import GGMLType, Op
+from ggspec.reference.vdev import ALL_OPS
 from hypothesis import strategies as st
 
 from ..engine.approx import Approx, decode
@@ -54,6 +55,7 @@ from ..inputs.strategies import (
 )
 from ..target import Handle, SchedPlan, Target, VDevParams
 from ._graphs import GraphRecorder, place_nodes, raw
+from ._setup import run_profile
 
 F32 = int(GGMLType.F32)
 
@@ -128,12 +130,15 @@ def plan(t: Target, run: Run) -> SchedPlan:
     return t.sched_plan(run.sched, run.computed.graph)
 
 
-def _decided_by(setup: SchedSetup, g: SchedGraph, passes: tuple[str, ...]) -> frozenset[str]:
+def _decided_by(setup: SchedSetup, g: SchedGraph, passes: tuple[str, ...], profile: Profile) -> frozenset[str]:
     """The tensors (nodes and leafs) whose backend one of `passes` decides, by the spec: the
-    reference model splits the graph (no compute) and reports each tensor's cause."""
+    reference model splits the graph (no compute) under the run's `profile` and reports each
+    tensor's cause. (Under another profile than the run's, SCHED-33's erratum moves nodes from
+    one pass to another: the reference then selected tensors a target without debug hooks was
+    never asked about, the false failure of sched.pass2_devices_down on rc.8 at seed 5.)"""
     from ..adapters.reference import ReferenceTarget
 
-    t = ReferenceTarget()
+    t = ReferenceTarget(profile)
     backends = make_backends(t, setup)
     built = build(t, g.spec, backends, fill=False, weights_apart=True)
     s = S.sched_new(t.world, backends, None, g.spec.graph_size)
@@ -376,7 +381,7 @@ def _pass_check(t: Target, rec: Recorder, case: SchedCase, passes: tuple[str, ..
     (the planted GGSPEC_DEFECT_SCHED_PASS2, a 2.1 that spreads the fallback) fails its own check."""
     run = run_case(t, case)
     p = plan(t, run)
-    decided = _decided_by(case.setup, case.graph, passes)
+    decided = _decided_by(case.setup, case.graph, passes, run_profile(t))
     if p.causes is not None:
         decided |= {x for x, cause in p.causes if cause.startswith(passes)}
     rec("decided tensors", p.select(decided))
@@ -410,6 +415,17 @@ def pass2_devices_up(t: Target, rec: Recorder, case: SchedCase) -> None:
     _pass_check(t, rec, case, ("2.1",))
 
 
+#: a device that refuses MUL_MAT holds the weights w; mm = mul_mat(w, x), c = cont(mm). Profile
+#: rc8: the weights rule gives mm the device, 2.2 gives c the device; profile fixed: mm goes to the
+#: CPU (SCHED-33's erratum), c by 2.4. The check selects what 2.2 decides under the run's
+#: profile (the seed-5 false failure on rc.8 selected it under fixed; deterministic)
+_REFUSED_WEIGHTS_DOWN = SchedCase(
+    SchedSetup((VDevParams(name=DEVICE_NAMES[0], ops=ALL_OPS - {Op.MUL_MAT}),)),
+    SchedGraph(GraphSpec((Leaf("w", int(GGMLType.F16), (4, 4), 0, weights=True, seed=1), Leaf("x", F32, (4, 1), 1, seed=2)),
+                         (Node("mm", "mul_mat", ("w", "x")), Node("c", "cont", ("mm",))), ("c",))))
+
+
+@example(case=_REFUSED_WEIGHTS_DOWN)
 @check("SCHED-9", case=cases(pin="none", max_steps=10))
 def pass2_devices_down(t: Target, rec: Recorder, case: SchedCase) -> None:
     _pass_check(t, rec, case, ("2.2",))
@@ -1047,3 +1063,64 @@ def every_source_slot(t: Target, rec: Recorder, device: VDevParams) -> None:
 
 def _src_name(t: Target, x: Handle | None) -> str | None:
     return None if x is None else t.tensor_name(x)
+
+
+#: x on the CPU; six SCALEs pinned in turn to the device and to the CPU: six splits, each with
+#: one input copied from the other backend
+_ZIGZAG = SchedGraph(GraphSpec((Leaf("x", F32, (4, 2), 1, seed=5),), _scales(6), ("s5",)),
+                     tuple((f"s{k}", k % 2) for k in range(6)))
+
+
+@check("SCHED-26", "SCHED-13", "SCHED-19", rounds=st.just(120))
+def many_graphs_through_one_scheduler(t: Target, rec: Recorder, rounds: int) -> None:
+    """One scheduler computes `rounds` fresh builds of a six-split graph (720 splits), with
+    sched_reset before each: every round splits the same way and computes the same values.
+    Nothing the scheduler keeps may grow from round to round — not only heap memory (SCHED-39)
+    but the context that holds each split graph and its input copies, and the counts of splits,
+    inputs and copies (SCHED-26: reset forgets assignments and copies). rc.8 frees and makes that
+    context again at every split; one kept across rounds runs out of ggml's 64 context slots, or
+    of its memory, within the rounds (deterministic)."""
+    setup = _one_device()
+    backends = make_backends(t, setup)
+    run = measure(t, backends, _ZIGZAG)
+    first: SchedPlan | None = None
+    differing: list[int] = []
+    outputs: set[bytes] = set()
+    for k in range(rounds):
+        t.sched_reset(run.sched)
+        built = compute(t, run, _ZIGZAG)
+        p = plan(t, run).public()
+        if first is None:
+            first = p
+        elif p != first:
+            differing.append(k)
+        out = built.tensors["s5"]
+        outputs.add(t.tensor_get(out, 0, t.nbytes(out)))
+    rec("plan", first)
+    rec("rounds whose plan differs from the first", differing)
+    rec("distinct outputs", len(outputs))
+    record_outputs(t, rec, _ZIGZAG.spec, run.computed, backends)
+    t.sched_free(run.sched)
+
+
+@example(extra=7)
+@check("SCHED-19", extra=st.integers(0, 16))
+def copies_of_inputs_with_long_names(t: Target, rec: Recorder, extra: int) -> None:
+    """An input x named with 63 + `extra` bytes, read by a node pinned to the device: set_name
+    keeps the first 63 bytes (the names are 64-byte arrays written with snprintf), and the
+    scheduler's copy, named `DEVICE#name` the same way, keeps the first 63 bytes of that
+    (SCHED-19; deterministic)."""
+    name = ("n" * 56 + "0123456789abcdefghijklmnopqrstuv")[: 63 + extra]
+    spec = GraphSpec((Leaf("x", F32, (4, 2), 1, seed=4),), (Node("d", "scale", ("x",), (2.0,)),), ("d",))
+    g = SchedGraph(spec, (("d", 0),))
+    backends = make_backends(t, _one_device())
+    run = measure(t, backends, g)
+    c = build(t, spec, backends, weights_apart=True)
+    t.set_name(c.tensors["x"], name)
+    rec("x's name", t.tensor_name(c.tensors["x"]))
+    pin(t, run.sched, c, g.assign, backends)
+    t.sched_graph_compute(run.sched, c.graph)
+    run.built = c
+    rec("copies", plan(t, run).copies)
+    record_outputs(t, rec, spec, c, backends)
+    t.sched_free(run.sched)
