@@ -890,3 +890,133 @@ def released_memory_is_used_again(t: Target, rec: Recorder, length: int, view: b
         t.gallocr_set_parse_seq(galloc, parse_sequence(len(t.graph_nodes(g)), "each"))
     size = t.gallocr_alloc_graph(galloc, t.tallocr_new_measure(alignment), g)
     rec("whole blocks in max_size", size // round_up(96, alignment))  # a later margin of a tenth (ALLOC-9) stays below 3
+
+
+@check("ALLOC-27", "ALLOC-6", size=st.just(464))
+def rc8_takes_the_smallest_fitting_range(t: Target, rec: Recorder, size: int) -> None:
+    """A 464-byte buffer (alignment 1): t0 (96 bytes), t2 (32), t4 (64) and t6 (80), each
+    followed by a kept 16-byte tensor, then 128 bytes free at the end. A graph frees t0, t2, t4
+    and t6 (their readers are placed elsewhere before; the kept tensors keep the ranges apart),
+    then places u (64 bytes). The free ranges are 96, 32, 64, 80 and the last (128): first fit
+    takes t0's, best fit t4's, the later fit t6's, the last range its own. Whether u was placed
+    is recorded always; where, only under profile rc8 (ALLOC-27: the smallest range other than
+    the last that fits, t4's) (deterministic; the equal-size case is
+    rc8_takes_the_later_of_equal_ranges)."""
+    f32 = int(GGMLType.F32)
+    cpu = t.cpu_init()
+    talloc = t.tallocr_new(t.host_alloc(size), size, 1)
+    layout = ((0, 96), (1, 16), (2, 32), (3, 16), (4, 64), (5, 16), (6, 80), (7, 16))
+    ts = {}
+    for i, nbytes in layout:
+        x = t.new_tensor(f32, (nbytes // 4,), f"t{i}" if i % 2 == 0 else f"k{i}")
+        t.tallocr_alloc(talloc, x)
+        ts[i] = x
+    freed = (0, 2, 4, 6)
+    q = t.new_tensor(f32, (16,), "q")
+    readers = [t.op("cont", [ts[i]], []) for i in freed]
+    u = t.op("cont", [q], [])
+    elsewhere = t.backend_alloc_buffer(cpu, sum(n for i, n in layout if i in freed) + 64)
+    offset = 0
+    for x, name in zip((*readers, q), (*(f"y{i}" for i in freed), "q"), strict=True):
+        t.set_name(x, name)
+        t.tensor_alloc(elsewhere, x, offset)  # placed before: the walk leaves them alone
+        offset += t.nbytes(x)
+    t.set_name(u, "u")
+    g = t.new_graph(64)
+    for x in (*readers, u):
+        t.build_forward_expand(g, x)
+    t.gallocr_alloc_graph(t.gallocr_new(), talloc, g)
+    rec("u placed", t.tensor_data(u) is not None)
+    rec("kept tensors untouched", [t.tensor_name(ts[i]) for i in (1, 3, 5, 7) if t.tensor_data(ts[i]) is not None])
+    if _claims_rc8_placement(t):
+        rec("u at the old address of", [t.tensor_name(ts[i]) for i in freed if t.tensor_data(ts[i]) == t.tensor_data(u)])
+
+
+@example(own=False)
+@example(own=True)
+@check("ALLOC-12", "ALLOC-16", own=st.booleans())
+def in_place_skips_a_view_of_another_buffer(t: Target, rec: Recorder, own: bool) -> None:
+    """x (16 floats) lives in another CPU buffer than the allocator's (`own` false) or was placed
+    by the allocator itself (`own` true); the graph is v = view(x) (offset 0), n = scale(v). The
+    allocator initialises v as a view in its own buffer (ALLOC-16: data x's, buffer the
+    allocator's, whatever x's buffer). n could take v's memory in place (one consumer, no views,
+    same layout), but only when the allocator owns v — v's buffer and its root's are the
+    allocator's (ALLOC-12): with x elsewhere n gets memory of its own in the allocator's buffer,
+    with x the allocator's n becomes a view of x (deterministic)."""
+    f32 = int(GGMLType.F32)
+    cpu = t.cpu_init()
+    talloc = t.tallocr_new_from_backend(cpu, 1024)
+    mine = t.tallocr_get_buffer(talloc)
+    x = t.new_tensor(f32, (16,), "x")
+    if own:
+        t.tallocr_alloc(talloc, x)
+    else:
+        t.tensor_alloc(t.backend_alloc_buffer(cpu, 64), x, 0)
+    v = t.view(x, (16,), (), 0)
+    t.set_name(v, "v")
+    n = t.op("scale", [v], [0.5])
+    t.set_name(n, "n")
+    g = t.new_graph(16)
+    t.build_forward_expand(g, n)
+    t.gallocr_alloc_graph(t.gallocr_new(), talloc, g)
+    rec("v shares x's data", t.tensor_data(v) == t.tensor_data(x))
+    rec("v's buffer is the allocator's", t.tensor_buffer(v) == mine)
+    vs = t.tensor_view_src(n)
+    rec("n's view_src", None if vs is None else t.tensor_name(vs))
+    rec("n shares x's data", t.tensor_data(n) == t.tensor_data(x))
+    rec("n's buffer is the allocator's", t.tensor_buffer(n) == mine)
+
+
+@example(alignment=64, base_offset=16)
+@check("ALLOC-2", "ALLOC-6", "ALLOC-7", alignment=st.sampled_from([32, 64, 256]),
+       base_offset=st.sampled_from([4, 16, 48]))
+def tallocr_over_a_misaligned_base(t: Target, rec: Recorder, alignment: int, base_offset: int) -> None:
+    """A virtual device whose buffers' bases lie `base_offset` bytes past a page boundary (so
+    `alignment` does not divide them): a tensor allocator from a 4·alignment-byte buffer has
+    its first aligned address `alignment - base_offset` bytes in, and that much less room
+    (ALLOC-6: ranges count from the first aligned address). Three tensors of `alignment` bytes
+    fill the room (offsets, max_size); a fourth does not fit, and rc.8 aborts "not enough
+    space" (ALLOC-7) — an allocator that forgets the offset places it past the buffer's end
+    (deterministic for each pair)."""
+    f32 = int(GGMLType.F32)
+    dev = t.vdev_init(VDevParams(name="Odd", alignment=alignment, base_offset=base_offset))
+    buf = t.backend_alloc_buffer(dev, 4 * alignment)
+    rec("base misaligned by", t.buffer_get_base(buf) % alignment)
+    talloc = t.tallocr_new_from_buffer(buf)
+    for i in range(3):
+        x = t.new_tensor(f32, (alignment // 4,), f"x{i}")
+        t.tallocr_alloc(talloc, x)
+        rec(f"x{i} at", t.tensor_info(x).data_offset)
+    rec("max_size", t.tallocr_max_size(talloc))
+    last = t.new_tensor(f32, (alignment // 4,), "x3")
+    t.tallocr_alloc(talloc, last)  # ALLOC-7: no room left
+    rec("x3 at", t.tensor_info(last).data_offset)
+
+
+@example(small=4, large=600)
+@check("ALLOC-13", "ALLOC-11", small=st.integers(1, 8), large=st.integers(200, 700))
+def one_graph_allocator_then_a_larger_graph(t: Target, rec: Recorder, small: int, large: int) -> None:
+    """One graph allocator places a chain of `small` CONT nodes in a graph of 16 slots, then a
+    chain of `large` nodes in a graph of 2048: its tables must grow to the larger visited set
+    (ALLOC-13; an allocator that kept the first tables writes past them). Both chains are
+    placed whole, each node released once its reader is placed (ALLOC-11), so max_size stays
+    under four nodes' worth (deterministic)."""
+    f32 = int(GGMLType.F32)
+    cpu = t.cpu_init()
+    talloc = t.tallocr_new_from_backend(cpu, 64 * 1024)
+    galloc = t.gallocr_new()
+    for k, (n, size) in enumerate(((small, 16), (large, 2048))):
+        x = t.new_tensor(f32, (16,), f"x{k}")
+        t.tensor_alloc(t.backend_alloc_buffer(cpu, 64), x, 0)
+        chain = []
+        prev = x
+        for i in range(n):
+            prev = t.op("cont", [prev], [])
+            t.set_name(prev, f"g{k}n{i}")
+            chain.append(prev)
+        g = t.new_graph(size)
+        t.build_forward_expand(g, prev)
+        t.gallocr_alloc_graph(galloc, talloc, g)
+        rec(f"graph {k}: unplaced", [t.tensor_name(y) for y in chain if t.tensor_data(y) is None])
+        rec(f"graph {k}: views", [t.tensor_name(y) for y in chain if t.tensor_view_src(y) is not None])
+    rec("max_size under four nodes' worth", t.tallocr_max_size(talloc) < 4 * 64)

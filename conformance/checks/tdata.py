@@ -5,9 +5,9 @@ from __future__ import annotations
 from ggspec.reference.types import GGMLType
 from hypothesis import strategies as st
 
-from ..engine.registry import Recorder, check
+from ..engine.registry import Recorder, check, example
 from ..inputs.strategies import Placement, TensorSpec, ViewSpec, placements, tensor_specs
-from ..target import Handle, Target
+from ..target import Handle, Target, VDevParams
 from ._setup import alloc_size, backend_for, placed, view_of
 
 ranges = st.tuples(st.integers(0, 1 << 16), st.integers(0, 1 << 16))
@@ -185,6 +185,37 @@ def get_async_out_of_bounds(t: Target, rec: Recorder, placement: Placement, spec
 
 
 # --- view_init and tensor_alloc -------------------------------------------------------------
+
+
+@example(other="vdev")
+@example(other="cpu")
+@check("TDATA-18", "BUF-7", "TDATA-2", other=st.sampled_from(["cpu", "vdev"]))
+def view_init_into_another_buffer(t: Target, rec: Recorder, other: str) -> None:
+    """view_init given a buffer other than its root's (TDATA-18: `buffer` is not checked against
+    the root's): root r (8 floats at offset 64 of a CPU buffer, filled), v = view of r's last 4
+    floats; view_init(B, v) with B a second CPU buffer or a virtual device's buffer. v's buffer
+    is B and B's init_tensor entry is called with v (BUF-7), its data is r's + 16 bytes, and
+    reading v goes through its root's buffer (TDATA-2): r's bytes (deterministic)."""
+    f32 = int(GGMLType.F32)
+    cpu = t.cpu_init()
+    home = t.backend_alloc_buffer(cpu, 256)
+    r = t.new_tensor(f32, (8,), "r")
+    t.tensor_alloc(home, r, 64)
+    payload = bytes(range(32))
+    t.tensor_set(r, payload, 0, 32)
+    v = t.view(r, (4,), (), 16)
+    t.set_name(v, "v")
+    dev = t.vdev_init(VDevParams(name="Other")) if other == "vdev" else cpu
+    elsewhere = t.backend_alloc_buffer(dev, 64)
+    t.view_init(elsewhere, v)
+    rec("v's buffer is B", t.tensor_buffer(v) == elsewhere)
+    rec("v's buffer is the root's", t.tensor_buffer(v) == home)
+    rec("v's data is r's + 16", t.tensor_data(v) == (t.tensor_data(r) or 0) + 16)
+    rec("v", t.tensor_info(v))
+    if other == "vdev":
+        rec("B's init_tensor calls", t.vdev_counters(elsewhere)[0])
+    rec("v reads", t.tensor_get(v, 0, 16))
+    rec("r's bytes 16..32", payload[16:])
 
 
 @check("TDATA-18", "BUF-7", placement=placements, rv=_root_and_view())

@@ -255,14 +255,23 @@ static size_t locate(const struct vdev_buffer * vb, const tensor_t * tensor, siz
     return start + offset;
 }
 
+/* the device buffer an entry of ours was called on; another type's buffer (rc.8's tensor_get
+   calls t->buffer's entry with the view's root buffer, erratum TDATA-6) aborts, as touching its
+   context as ours would crash a real device backend */
+static struct vdev_buffer * own_buffer(buffer_t buffer) {
+    struct vdev_buffer * vb = as_vdev_buffer(buffer);
+    vdev_check(vb != NULL, "a buffer entry of the device was called on another type's buffer");
+    return vb;
+}
+
 static const char * vdev_buffer_name(buffer_t buffer) {
-    const struct vdev_buffer * vb = buffer->context;
+    const struct vdev_buffer * vb = own_buffer(buffer);
     vlog(vb->dev, "get_name buffer#%zu", vb->index);
     return vb->dev->name;
 }
 
 static void vdev_buffer_free(buffer_t buffer) {
-    struct vdev_buffer * vb = buffer->context;
+    struct vdev_buffer * vb = own_buffer(buffer);
     vlog(vb->dev, "free_buffer buffer#%zu", vb->index);
     /* any device's queue may hold an operation on this buffer (async set/get accept a buffer
        of another device), so all of them are drained */
@@ -275,19 +284,19 @@ static void vdev_buffer_free(buffer_t buffer) {
 }
 
 static void * vdev_buffer_get_base(buffer_t buffer) {
-    const struct vdev_buffer * vb = buffer->context;
+    const struct vdev_buffer * vb = own_buffer(buffer);
     vlog(vb->dev, "get_base buffer#%zu", vb->index);
     return vb->base;
 }
 
 static void vdev_buffer_init_tensor(buffer_t buffer, tensor_t * tensor) {
-    struct vdev_buffer * vb = buffer->context;
+    struct vdev_buffer * vb = own_buffer(buffer);
     vlog(vb->dev, "init_tensor buffer#%zu '%s'", vb->index, tname(tensor));
     vb->init_tensor_calls++;
 }
 
 static void vdev_buffer_set_tensor(buffer_t buffer, tensor_t * tensor, const void * data, size_t offset, size_t size) {
-    struct vdev_buffer * vb = buffer->context;
+    struct vdev_buffer * vb = own_buffer(buffer);
     vlog(vb->dev, "set_tensor buffer#%zu '%s' %zu %zu", vb->index, tname(tensor), offset, size);
     drain(vb->dev);
     const size_t at = locate(vb, tensor, offset, size);
@@ -297,7 +306,7 @@ static void vdev_buffer_set_tensor(buffer_t buffer, tensor_t * tensor, const voi
 }
 
 static void vdev_buffer_get_tensor(buffer_t buffer, const tensor_t * tensor, void * data, size_t offset, size_t size) {
-    struct vdev_buffer * vb = buffer->context;
+    struct vdev_buffer * vb = own_buffer(buffer);
     vlog(vb->dev, "get_tensor buffer#%zu '%s' %zu %zu", vb->index, tname(tensor), offset, size);
     drain(vb->dev);
     const size_t at = locate(vb, tensor, offset, size);
@@ -308,7 +317,7 @@ static void vdev_buffer_get_tensor(buffer_t buffer, const tensor_t * tensor, voi
 
 /* dst is in this buffer; src can be copied (after draining) when it is on the same device */
 static bool vdev_buffer_cpy_tensor(buffer_t buffer, const tensor_t * src, tensor_t * dst) {
-    struct vdev_buffer * vb = buffer->context;
+    struct vdev_buffer * vb = own_buffer(buffer);
     vlog(vb->dev, "cpy_tensor buffer#%zu '%s' '%s'", vb->index, tname(src), tname(dst));
     struct vdev_buffer * src_vb = tensor_buffer_on(vb->dev, src);
     if (src_vb == NULL) {
@@ -325,14 +334,14 @@ static bool vdev_buffer_cpy_tensor(buffer_t buffer, const tensor_t * src, tensor
 }
 
 static void vdev_buffer_clear(buffer_t buffer, uint8_t value) {
-    struct vdev_buffer * vb = buffer->context;
+    struct vdev_buffer * vb = own_buffer(buffer);
     vlog(vb->dev, "clear buffer#%zu %u", vb->index, (unsigned)value);
     drain(vb->dev);
     memset(vb->storage, value, vb->size);
 }
 
 static void vdev_buffer_reset(buffer_t buffer) {
-    struct vdev_buffer * vb = buffer->context;
+    struct vdev_buffer * vb = own_buffer(buffer);
     vlog(vb->dev, "reset buffer#%zu", vb->index);
     vb->reset_calls++;
 }
