@@ -38,6 +38,47 @@ def device_labels(devices: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:
     return out
 
 
+#: `Target.op`'s kinds, read in one place by every adapter: kind -> (sources it needs, what its
+#: params are: "ints" (view: ne..., nb..., offset; reshape: ne...; permute: axes), "float" (the
+#: scale, eps or softmax scale), "" (none)). soft_max_ext's mask (second source) may be None.
+OP_KINDS: dict[str, tuple[int, str]] = {
+    "view": (1, "ints"), "reshape": (1, "ints"), "permute": (1, "ints"),
+    "scale": (1, "float"), "norm": (1, "float"), "norm_inplace": (1, "float"), "soft_max_ext": (1, "float"),
+    "soft_max": (1, ""), "dup": (1, ""), "cont": (1, ""), "transpose": (1, ""), "gelu": (1, ""), "silu": (1, ""),
+    "reshape_as": (2, ""), "add": (2, ""), "mul": (2, ""), "mul_mat": (2, ""), "cpy": (2, ""), "get_rows": (2, ""),
+}
+
+
+@dataclass(frozen=True)
+class OpCall:
+    """One `Target.op` call, checked against OP_KINDS: its sources and its params as they are meant."""
+
+    kind: str
+    a: Any
+    b: Any
+    ints: tuple[int, ...] = ()
+    value: float = 0.0
+
+
+def op_call(kind: str, srcs: Sequence[Any], params: Sequence[float]) -> OpCall:
+    """The call `Target.op(kind, srcs, params)` means; ValueError for a missing source or an
+    unknown kind (the same messages on every target)."""
+    a = srcs[0] if srcs else None
+    b = srcs[1] if len(srcs) > 1 else None
+    if a is None:
+        raise ValueError(f"op {kind!r} needs a first source")
+    if kind not in OP_KINDS:
+        raise ValueError(f"unknown op kind {kind!r}")
+    n_srcs, form = OP_KINDS[kind]
+    if n_srcs == 2 and b is None:
+        raise ValueError(f"op {kind!r} needs two sources")
+    if form == "ints":
+        return OpCall(kind, a, b, ints=tuple(int(p) for p in params))
+    if form == "float":
+        return OpCall(kind, a, b, value=float(params[0]))
+    return OpCall(kind, a, b)
+
+
 @dataclass(frozen=True)
 class GraphInfo:
     """A graph's counts and tables: `size`, `n_nodes`, `n_leafs`, whether it has a gradient

@@ -8,6 +8,8 @@ ggml-python / llama-cpp-python builds (adapters/ggml_python.py) and
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ggspec.reference.clauses import Profile
 
 
@@ -16,3 +18,34 @@ def default_profile(name: str) -> Profile:
     reference and other external builds (ports) claim `fixed`; llama-cpp-python 0.2.30, the same
     code generation as rc.8 (llama.cpp of 2024-01-18), claims `rc8` too."""
     return Profile.RC8 if name in ("rc8", "llama-cpp-python-0.2.30") else Profile.FIXED
+
+
+@dataclass(frozen=True)
+class TargetName:
+    """A target name, read: which kind of target, and the parts the name carries."""
+
+    name: str
+    #: "reference", "native", "rc8", "sdist" (ggml-python-X / llama-cpp-python-X), "external" or
+    #: "other" (no name the suite knows; adapters.make_target says which are)
+    kind: str
+    #: native: "DIR:MODULE" of a variant build ("" for the bundled one)
+    module: str = ""
+    #: external: the symbol prefix, the headers' folder and the shared library
+    prefix: str = ""
+    include_dir: str = ""
+    library: str = ""
+
+
+def parse(name: str) -> TargetName:
+    """The one place a target name is taken apart (`native:DIR:MODULE`,
+    `external:PREFIX:INCLUDE_DIR:LIBRARY`, ...)."""
+    if name in ("reference", "rc8"):
+        return TargetName(name, name)
+    if name == "native" or name.startswith("native:"):
+        return TargetName(name, "native", module=name.partition(":")[2])
+    if name.startswith(("ggml-python-", "llama-cpp-python-")):
+        return TargetName(name, "sdist")
+    if name.startswith("external:") and name.count(":") >= 3:
+        _, prefix, include_dir, library = name.split(":", 3)
+        return TargetName(name, "external", prefix=prefix, include_dir=include_dir, library=library)
+    return TargetName(name, "other")

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 from ggspec.conformance.adapters import make_target
-from ggspec.conformance.harness import Check, Example, Mismatch, Outcome, Recorder, differential, judge
+from ggspec.conformance.engine.differential import Example, Mismatch, Outcome, differential, judge
+from ggspec.conformance.engine.registry import Check, Recorder
 from ggspec.conformance.target import Target
 from ggspec.reference import vdev as rv
 from ggspec.reference.clauses import Profile

@@ -18,6 +18,7 @@ from ggspec.reference.clauses import Profile
 
 from ..target import Target
 from ..target_names import default_profile as default_profile  # re-exported: adapters.default_profile
+from ..target_names import parse
 
 
 def _sdist_targets() -> tuple[str, ...]:
@@ -80,8 +81,8 @@ def _external(name: str) -> Callable[[], Target]:
             else:
                 _EXTERNAL[name] = versioned
         else:
-            _, prefix, include_path, lib_path = name.split(":", 3)
-            _EXTERNAL[name] = build_external(include_path, lib_path, prefix, name, Profile.FIXED)
+            tn = parse(name)
+            _EXTERNAL[name] = build_external(tn.include_dir, tn.library, tn.prefix, name, Profile.FIXED)
     return _EXTERNAL[name]
 
 
@@ -89,9 +90,10 @@ def prepare_target(name: str) -> None:
     """Fetch and build what target `name` needs (rc8, ggml-python, external builds), without
     loading it: this runs none of the target's code, so the runner does it in its own process
     and loads the target only in forked workers. Raises ValueError for an unknown name."""
-    if name in ("reference", "native") or name.startswith("native:"):
+    kind = parse(name).kind
+    if kind in ("reference", "native"):
         return
-    if name == "rc8" or name in SDIST_TARGETS or (name.startswith("external:") and name.count(":") >= 3):
+    if kind in ("rc8", "external") or name in SDIST_TARGETS:
         _external(name)
         return
     make_target(name)  # an unknown name: its ValueError
@@ -107,15 +109,16 @@ def make_target(name: str, profile: Profile | None = None) -> Target:
 
 
 def _new_target(name: str, profile: Profile | None) -> Target:
-    if name == "reference":
+    tn = parse(name)
+    if tn.kind == "reference":
         from .reference import ReferenceTarget
 
         return ReferenceTarget(profile or Profile.FIXED)
-    if name == "native" or name.startswith("native:"):
+    if tn.kind == "native":
         from .native import NativeTarget
 
-        return NativeTarget(module=name.partition(":")[2] or None)
-    if name == "rc8" or name in SDIST_TARGETS or (name.startswith("external:") and name.count(":") >= 3):
+        return NativeTarget(module=tn.module or None)
+    if tn.kind in ("rc8", "external") or name in SDIST_TARGETS:
         return _external(name)()
     raise ValueError(f"unknown target {name!r}; known: {', '.join(TARGETS)} (native:DIR:MODULE for a variant build, "
                      "external:PREFIX:INCLUDE_DIR:LIBRARY for an external one)")
@@ -132,28 +135,30 @@ def describe_target(name: str) -> dict[str, Any]:
     """The target under test: its name, what it is and, for a C build, its library and sha256."""
     out: dict[str, Any] = {"name": name}
     lib: Path | None = None
+    tn = parse(name)
     try:
-        if name == "reference":
+        if tn.kind == "reference":
             out["kind"] = "the Python reference model"
-        elif name == "native" or name.startswith("native:"):
+        elif tn.kind == "native":
             out["kind"] = "the bundled native build" if name == "native" else "a variant build of native/"
-            lib = _native_library(name.partition(":")[2])
-        elif name == "rc8":
+            lib = _native_library(tn.module)
+        elif tn.kind == "rc8":
             from .rc8 import ensure_rc8
 
             out["kind"] = "whisper.rn 0.4.0-rc.8, built from its npm package"
             include, lib = ensure_rc8()
             out["include"] = str(include)
-        elif name.startswith(("ggml-python-", "llama-cpp-python-")):
+        elif tn.kind == "sdist":
             from .ggml_python import ensure_sdist_target, sdist_of
 
             out["kind"] = sdist_of(name).what
             include, lib = ensure_sdist_target(name)
             out["include"] = str(include)
+        elif tn.kind == "external":
+            out.update(kind="an external build", prefix=tn.prefix, include=tn.include_dir)
+            lib = Path(tn.library)
         elif name.startswith("external:"):
-            _, prefix, include_dir, library = name.split(":", 3)
-            out.update(kind="an external build", prefix=prefix, include=include_dir)
-            lib = Path(library)
+            raise ValueError(f"{name}: not external:PREFIX:INCLUDE_DIR:LIBRARY")
     except Exception as exc:  # noqa: BLE001 - a description must never fail a report
         out["error"] = f"{type(exc).__name__}: {exc}"
     if lib is not None:

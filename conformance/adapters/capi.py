@@ -19,7 +19,7 @@ from ggspec.reference.types import MAX_DIMS, Op
 
 from ..engine.isolate import traced_call
 from ..errors import MissingSymbol, NeedsPristineProcess
-from ..target import GraphCopyResult, GraphInfo, SchedPlan, TensorInfo, VDevParams, device_labels
+from ..target import OP_KINDS, GraphCopyResult, GraphInfo, SchedPlan, TensorInfo, VDevParams, device_labels, op_call
 
 CONTEXT_BYTES = 32 << 20
 
@@ -478,37 +478,23 @@ class CApiTarget:
         return str(self.ffi.string(t.name).decode(errors="replace"))
 
     def op(self, kind: str, srcs: Sequence[Any | None], params: Sequence[float]) -> Any:
-        a = srcs[0] if srcs else None
-        b = srcs[1] if len(srcs) > 1 else None
-        if a is None:
-            raise ValueError(f"op {kind!r} needs a first source")
-        ints = [int(p) for p in params] if kind in ("view", "reshape", "permute") else []
+        c = op_call(kind, srcs, params)
         if kind == "view":
-            n = (len(ints) + 1) // 2
-            return self.view(a, ints[:n], ints[n:-1], ints[-1])
+            n = (len(c.ints) + 1) // 2
+            return self.view(c.a, list(c.ints[:n]), list(c.ints[n:-1]), c.ints[-1])
         if kind == "reshape":
-            if not 1 <= len(ints) <= MAX_DIMS:
-                raise ValueError(f"reshape takes 1 to 4 extents, got {ints}")
-            return self.fn(f"reshape_{len(ints)}d")(self.ctx, a, *ints)
+            if not 1 <= len(c.ints) <= MAX_DIMS:
+                raise ValueError(f"reshape takes 1 to 4 extents, got {list(c.ints)}")
+            return self.fn(f"reshape_{len(c.ints)}d")(self.ctx, c.a, *c.ints)
         if kind == "permute":
-            return self.fn("permute")(self.ctx, a, *ints[:4])
-        if kind in ("scale", "norm", "norm_inplace"):
-            return self.fn(kind)(self.ctx, a, float(params[0]))
+            return self.fn("permute")(self.ctx, c.a, *c.ints[:4])
         if kind == "soft_max_ext":
-            return self.fn("soft_max_ext")(self.ctx, a, self._ptr(b), float(params[0]))
-        if kind == "soft_max":
-            return self.fn("soft_max")(self.ctx, a)
+            return self.fn("soft_max_ext")(self.ctx, c.a, self._ptr(c.b), c.value)
         if kind == "reshape_as":
-            if b is None:
-                raise ValueError("op 'reshape_as' needs two sources")
-            return self.fn("reshape")(self.ctx, a, b)
-        if kind in ("dup", "cont", "transpose", "gelu", "silu"):
-            return self.fn(kind)(self.ctx, a)
-        if kind in ("add", "mul", "mul_mat", "cpy", "get_rows"):
-            if b is None:
-                raise ValueError(f"op {kind!r} needs two sources")
-            return self.fn(kind)(self.ctx, a, b)
-        raise ValueError(f"unknown op kind {kind!r}")
+            return self.fn("reshape")(self.ctx, c.a, c.b)
+        if OP_KINDS[kind][1] == "float":  # scale, norm, norm_inplace
+            return self.fn(kind)(self.ctx, c.a, c.value)
+        return self.fn(kind)(self.ctx, *((c.a, c.b) if OP_KINDS[kind][0] == 2 else (c.a,)))
 
     def new_graph(self, size: int) -> Any:
         return self.fn("new_graph_custom")(self.ctx, size, False)

@@ -29,6 +29,7 @@ from ggspec.reference.clauses import Profile, SpecViolation, UndefinedBehaviour
 from ..engine import isolate
 from ..errors import MissingSymbol, NeedsPristineProcess
 from ..target import TensorInfo
+from ..target_names import parse
 from . import make_target
 from .capi import CApiTarget, enter_pristine_worker
 
@@ -526,7 +527,7 @@ def render(events: list[Event], ex: Any, target: CApiTarget, profile: Profile, e
         f" * the target in the suite: {ex.actual.ending} {_comment(ex.actual.detail)}; traced run: {_comment(ending)}",
         *([f" * a native variant: the command below carries the flags it was built with "
            f"({_comment(' '.join(sum(_variant_flags(target.name), [])) or 'none recorded')})"]
-          if target.name.startswith("native:") else []),
+          if parse(target.name).module else []),
         *([f" * run it with GGSPEC_FAULT={_comment(os.environ['GGSPEC_FAULT'])} in the environment, as the suite did"]
           if os.environ.get("GGSPEC_FAULT") else []),
         " *",
@@ -581,7 +582,7 @@ def _variant_flags(target_name: str) -> tuple[list[str], list[str], list[str]]:
     was built with, as build_variant recorded them (after the reproducer's -O0 -g, so they win)."""
     from ggspec.native.build import variant_flags
 
-    directory, _, module = target_name.partition(":")[2].rpartition(":")
+    directory, _, module = parse(target_name).module.rpartition(":")
     flags = variant_flags(directory, module) if directory else None
     if flags is None:
         return [], [], []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any, cast
 
 from ggspec.reference import alloc as A
 from ggspec.reference import backend as B
@@ -22,7 +23,7 @@ from ggspec.reference.tensor import Context, Tensor, nbytes, resolved_buffer
 from ggspec.reference.types import GGMLType, Op, traits
 from ggspec.reference.world import Region, World
 
-from ..target import GraphCopyResult, GraphInfo, SchedPlan, TensorInfo, VDevParams, device_labels
+from ..target import OP_KINDS, GraphCopyResult, GraphInfo, SchedPlan, TensorInfo, VDevParams, device_labels, op_call
 
 
 class ReferenceTarget:
@@ -588,39 +589,20 @@ class ReferenceTarget:
 
 
 def build_op(ctx: Context, kind: str, srcs: Sequence[Tensor | None], params: Sequence[float]) -> Tensor:
-    """`Target.op` on the reference: one constructor of reference/ops.py per kind."""
-    a = srcs[0] if srcs else None
-    b = srcs[1] if len(srcs) > 1 else None
-    if a is None:
-        raise ValueError(f"op {kind!r} needs a first source")
-    ints = [int(p) for p in params] if kind in ("view", "reshape", "permute") else []
+    """`Target.op` on the reference: one constructor of reference/ops.py per kind (OP_KINDS)."""
+    c = op_call(kind, srcs, params)
     if kind == "view":
-        n = (len(ints) + 1) // 2
-        return ops.view(ctx, a, ints[:n], ints[n:-1], ints[-1])
+        n = (len(c.ints) + 1) // 2
+        return ops.view(ctx, c.a, list(c.ints[:n]), list(c.ints[n:-1]), c.ints[-1])
     if kind == "reshape":
-        return ops.reshape_nd(ctx, a, ints)
+        return ops.reshape_nd(ctx, c.a, list(c.ints))
     if kind == "permute":
-        return ops.permute(ctx, a, *ints[:4])
-    if kind == "scale":
-        return ops.scale(ctx, a, float(params[0]))
-    if kind == "norm":
-        return ops.norm(ctx, a, float(params[0]))
-    if kind == "norm_inplace":
-        return ops.norm_inplace(ctx, a, float(params[0]))
+        return ops.permute(ctx, c.a, *c.ints[:4])
     if kind == "soft_max_ext":
-        return ops.soft_max_ext(ctx, a, b, float(params[0]))
-    if kind == "soft_max":
-        return ops.soft_max(ctx, a)
+        return ops.soft_max_ext(ctx, c.a, c.b, c.value)
     if kind == "reshape_as":
-        if b is None:
-            raise ValueError("op 'reshape_as' needs two sources")
-        return ops.reshape(ctx, a, b)
-    unary = {"dup": ops.dup, "cont": ops.cont, "transpose": ops.transpose, "gelu": ops.gelu, "silu": ops.silu}
-    if kind in unary:
-        return unary[kind](ctx, a)
-    binary = {"add": ops.add, "mul": ops.mul, "mul_mat": ops.mul_mat, "cpy": ops.cpy, "get_rows": ops.get_rows}
-    if kind in binary:
-        if b is None:
-            raise ValueError(f"op {kind!r} needs two sources")
-        return binary[kind](ctx, a, b)
-    raise ValueError(f"unknown op kind {kind!r}")
+        return ops.reshape(ctx, c.a, c.b)
+    fn: Any = getattr(ops, kind)
+    if OP_KINDS[kind][1] == "float":  # scale, norm, norm_inplace
+        return cast(Tensor, fn(ctx, c.a, c.value))
+    return cast(Tensor, fn(ctx, c.a, c.b) if OP_KINDS[kind][0] == 2 else fn(ctx, c.a))

@@ -29,6 +29,7 @@ from ..engine.results import (  # noqa: F401 - progress_line, check_status, FAIL
     progress_line,
     ub_summary,
 )  # noqa: F401 - kept here: report.progress_line
+from ..target_names import parse
 
 #: the statuses that fail a run (an xpass fails it only under --strict: the CLI decides)
 #: version of the JSON report's layout (bump on an incompatible change)
@@ -254,11 +255,11 @@ def write_json(path: Path, verdicts: list[ClauseVerdict], results: list[CheckRes
 
 def suite_name(target: str, profile: str) -> str:
     """A short suite name: `ggspec.rc8.fixed`; an external build by its prefix and library file."""
-    if target.startswith("external:"):
-        _, prefix, _, lib = target.split(":", 3)
-        target = f"external.{prefix.rstrip('_')}.{Path(lib).name}"
-    elif target.startswith("native:"):
-        target = "native." + target.rsplit(":", 1)[-1]
+    tn = parse(target)
+    if tn.kind == "external":
+        target = f"external.{tn.prefix.rstrip('_')}.{Path(tn.library).name}"
+    elif tn.kind == "native" and tn.module:
+        target = "native." + tn.module.rsplit(":", 1)[-1]
     return f"ggspec.{target}.{profile}"
 
 

@@ -26,6 +26,7 @@ from ..engine.stream import stream_path
 from ..engine.stream import write_all as write_stream
 from ..errors import RunInterrupted, TargetUnavailable, UsageError
 from ..reports import report
+from ..target_names import parse
 
 EXIT_CODES = """exit codes:
   0  no clause failed, crashed or timed out (unsupported, xfail and uncovered clauses do not fail
@@ -62,7 +63,7 @@ def _writable(option: str, value: str | None) -> None:
 
 def _cache_writable(target: str) -> None:
     """Targets built at test time (rc8, ggml-python, external) need a writable GGSPEC_CACHE."""
-    if target in ("reference", "native") or target.startswith("native:"):
+    if parse(target).kind in ("reference", "native"):
         return
     from ..adapters.external import cache_dir
 

@@ -31,6 +31,7 @@ from ..engine.results import FAILING, CheckResult, ClauseVerdict, RunConfig, ver
 from ..engine.runner import run_all
 from ..reports import report
 from ..reports.html import COLOUR
+from ..target_names import parse
 
 _MARK: dict[str, str] = {"pass": "pass", "fail": "FAIL", "crash": "CRASH", "uncovered": "-", "unsupported": "unsup",
                             "xfail": "xfail", "xpass": "XPASS", "timeout": "TIME", "interrupted": "INTR", "not run": "-",
@@ -47,7 +48,8 @@ class Column:
 
     @property
     def label(self) -> str:
-        short = self.target if not self.target.startswith("external:") else "external:" + self.target.split(":")[1]
+        tn = parse(self.target)
+        short = "external:" + tn.prefix if tn.kind == "external" else self.target
         return f"{short}@{self.profile.value}"
 
     @property
