@@ -1,7 +1,8 @@
 """What a target name says before any target is built: its default profile (DESIGN.md,
 "Semantics profiles").
 
-Target names: `reference`, `native` (or `native:DIR:MODULE`, a variant build), `rc8`, the
+Target names: `reference`, `native` (or `native:DIR:MODULE`, a variant build), `rc8` (and
+`rc8-asserts`, rc.8 built without NDEBUG), the
 ggml-python / llama-cpp-python builds (adapters/ggml_python.py) and
 `external:PREFIX:INCLUDE_DIR:LIBRARY`. adapters/__init__.py turns a name into a Target.
 """
@@ -17,7 +18,7 @@ def default_profile(name: str) -> Profile:
     """Each target's default profile (DESIGN.md): the real rc.8 build claims `rc8`; native, the
     reference and other external builds (ports) claim `fixed`; llama-cpp-python 0.2.30, the same
     code generation as rc.8 (llama.cpp of 2024-01-18), claims `rc8` too."""
-    return Profile.RC8 if name in ("rc8", "llama-cpp-python-0.2.30") else Profile.FIXED
+    return Profile.RC8 if name in ("rc8", "rc8-asserts", "llama-cpp-python-0.2.30") else Profile.FIXED
 
 
 @dataclass(frozen=True)
@@ -39,8 +40,10 @@ class TargetName:
 def parse(name: str) -> TargetName:
     """The one place a target name is taken apart (`native:DIR:MODULE`,
     `external:PREFIX:INCLUDE_DIR:LIBRARY`, ...)."""
-    if name in ("reference", "rc8"):
+    if name == "reference":
         return TargetName(name, name)
+    if name in ("rc8", "rc8-asserts"):  # rc8-asserts: the same build without NDEBUG
+        return TargetName(name, "rc8")
     if name == "native" or name.startswith("native:"):
         return TargetName(name, "native", module=name.partition(":")[2])
     if name.startswith(("ggml-python-", "llama-cpp-python-")):

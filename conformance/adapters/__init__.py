@@ -29,7 +29,9 @@ def _sdist_targets() -> tuple[str, ...]:
 
 #: ggml-python-0.0.25 ... 0.0.37 and llama-cpp-python-0.2.30 (ggml_python.SDISTS, through versions.py)
 SDIST_TARGETS = _sdist_targets()
-TARGETS = ("reference", "native", "rc8", *SDIST_TARGETS, "external")
+TARGETS = ("reference", "native", "rc8", "rc8-asserts", *SDIST_TARGETS, "external")
+#: the real rc.8 builds: release (NDEBUG, as shipped) and with its C assert()s compiled in
+RC8_TARGETS = ("rc8", "rc8-asserts")
 
 #: factories of the external targets built in this process (forked workers inherit them)
 _EXTERNAL: dict[str, Callable[[], Target]] = {}
@@ -50,11 +52,11 @@ def _external(name: str) -> Callable[[], Target]:
     if name not in _EXTERNAL:
         from .external import build_external
 
-        if name == "rc8":
+        if name in RC8_TARGETS:
             from .rc8 import PREFIX, ensure_rc8, spellings
 
-            include_dir, lib = ensure_rc8()
-            rc8_factory = build_external(include_dir, lib, PREFIX, "rc8", Profile.RC8, spellings)
+            include_dir, lib = ensure_rc8(asserts=name == "rc8-asserts")
+            rc8_factory = build_external(include_dir, lib, PREFIX, name, Profile.RC8, spellings)
 
             def rc8_target() -> Target:
                 t = rc8_factory()
@@ -145,8 +147,9 @@ def describe_target(name: str) -> dict[str, Any]:
         elif tn.kind == "rc8":
             from .rc8 import ensure_rc8
 
-            out["kind"] = "whisper.rn 0.4.0-rc.8, built from its npm package"
-            include, lib = ensure_rc8()
+            out["kind"] = "whisper.rn 0.4.0-rc.8, built from its npm package" + (
+                " without NDEBUG (its assert()s compiled in)" if name == "rc8-asserts" else "")
+            include, lib = ensure_rc8(asserts=name == "rc8-asserts")
             out["include"] = str(include)
         elif tn.kind == "sdist":
             from .ggml_python import ensure_sdist_target, sdist_of

@@ -13,6 +13,11 @@ not printed); `-D_GNU_SOURCE` because ggml.c uses POSIX and GNU declarations (CL
 M_PI, strdup) that strict C11 hides, as upstream's Makefile defines it too. Nothing of the
 package is ever written into the repository.
 
+The target `rc8-asserts` is the same sources built without `-DNDEBUG` (`CFLAGS_ASSERTS`, into
+`LIBNAME_ASSERTS`): rc.8's C `assert()`s are compiled in, as in a debug build (and tensor_copy's
+slow-copy warning and the scheduler's sanity printing, both `#ifndef NDEBUG`, are on). It
+claims profile rc8 too; what a release build does instead is what `rc8` shows.
+
 Offline: `GGSPEC_RC8_TARBALL=/path/to/whisper.rn-0.4.0-rc.8.tgz` is used instead of npm (the
 sha256 is still checked).
 """
@@ -53,6 +58,9 @@ SOURCES = ("ggml.c", "ggml-alloc.c", "ggml-backend.c", "ggml-quants.c")
 CFLAGS = ("-O2", "-fPIC", "-shared", "-std=c11", "-D_GNU_SOURCE", "-DNDEBUG")
 LIBS = ("-lm", "-lpthread")
 LIBNAME = "libwsp_ggml_rc8.so"
+#: the `rc8-asserts` variant: rc.8's `assert()`s compiled in
+CFLAGS_ASSERTS = tuple(f for f in CFLAGS if f != "-DNDEBUG")
+LIBNAME_ASSERTS = "libwsp_ggml_rc8_asserts.so"
 
 
 def rc8_dir() -> Path:
@@ -139,12 +147,12 @@ def _unpack(tgz: Path, dest: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _build(cpp: Path, lib: Path) -> None:
+def _build(cpp: Path, lib: Path, cflags: tuple[str, ...] = CFLAGS) -> None:
     gcc = shutil.which("gcc")
     if gcc is None:
         raise TargetUnavailable("target rc8 needs gcc to build the rc.8 sources (not installed)")
     tmp = lib.with_name(f".{lib.name}.{os.getpid()}")
-    cmd = [gcc, *CFLAGS, *(str(cpp / s) for s in SOURCES), "-o", str(tmp), *LIBS]
+    cmd = [gcc, *cflags, *(str(cpp / s) for s in SOURCES), "-o", str(tmp), *LIBS]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         errors = [ln for ln in proc.stderr.splitlines() if "error" in ln][:8]
@@ -152,8 +160,9 @@ def _build(cpp: Path, lib: Path) -> None:
     os.replace(tmp, lib)
 
 
-def ensure_rc8() -> tuple[Path, Path]:
-    """Fetch, verify, unpack and build rc.8 as needed; return (include dir, shared library)."""
+def ensure_rc8(asserts: bool = False) -> tuple[Path, Path]:
+    """Fetch, verify, unpack and build rc.8 as needed; return (include dir, shared library).
+    `asserts`: the library built without NDEBUG (the `rc8-asserts` target)."""
     root = rc8_dir()
     with _locked(root):
         tgz = root / TARBALL
@@ -167,13 +176,14 @@ def ensure_rc8() -> tuple[Path, Path]:
             with step(f"unpacking {TARBALL} into {root}"):
                 _unpack(tgz, root)
             stamp.write_text(SHA256 + "\n")
-        lib = root / "lib" / LIBNAME
-        lib_stamp = root / "lib" / ".build"
-        recipe = f"{SHA256} {' '.join(CFLAGS)} {' '.join(SOURCES)} {' '.join(LIBS)}"
+        cflags = CFLAGS_ASSERTS if asserts else CFLAGS
+        lib = root / "lib" / (LIBNAME_ASSERTS if asserts else LIBNAME)
+        lib_stamp = root / "lib" / (".build-asserts" if asserts else ".build")
+        recipe = f"{SHA256} {' '.join(cflags)} {' '.join(SOURCES)} {' '.join(LIBS)}"
         if not lib.is_file() or not lib_stamp.is_file() or lib_stamp.read_text().strip() != recipe:
             lib.parent.mkdir(parents=True, exist_ok=True)
             with step(f"building rc.8's ggml sources with gcc into {lib} (one time, tens of seconds)"):
-                _build(cpp, lib)
+                _build(cpp, lib, cflags)
             lib_stamp.write_text(recipe + "\n")
     return cpp, lib
 

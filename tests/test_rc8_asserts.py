@@ -1,0 +1,99 @@
+"""The `rc8-asserts` target: rc.8 built without NDEBUG, so its C `assert()`s (compiled out of
+release builds, and of the `rc8` target) are compiled in. Two behaviours the spec names but the
+suite cannot check on a release build, each run on both builds, each in a forked worker:
+
+- GCOPY-6: compare_graph_backend's consistency check (`t1->op == t2->op && same layout`) is an
+  `assert()`: a callback that rewrites the caller's next node makes the debug build abort there,
+  while the release build calls back for every node;
+- COPY-7: the slow copy's warning (`#ifndef NDEBUG`) asks both buffers for their names: the
+  devices' entry logs show two `get_name` calls the release build never makes.
+
+Skips where rc.8 cannot be fetched, except under CI=true, where that fails.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+from ggspec.conformance.adapters import make_target
+from ggspec.conformance.adapters.rc8 import CannotFetch
+from ggspec.conformance.engine import isolate
+from ggspec.reference.types import GGMLType, Op
+from ggspec.reference.vdev import VDevParams
+
+BUILDS = ("rc8", "rc8-asserts")
+
+
+@pytest.fixture(scope="module")
+def rc8_builds() -> None:
+    try:
+        for name in BUILDS:
+            make_target(name)
+    except CannotFetch as exc:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true but rc.8 cannot be fetched: {exc}")
+        pytest.skip(f"rc.8 cannot be fetched here: {exc}")
+
+
+def _compare_with_a_rewriting_callback(name: str) -> list[int]:
+    """x -> a = scale(x) -> b = scale(a) on a CPU buffer; compare on two CPU backends with a
+    callback that, at node 0, turns the caller's b into a DUP of a (same layout, another op)."""
+    t = make_target(name)
+    f32 = int(GGMLType.F32)
+    cpu = t.cpu_init()
+    buf = t.backend_alloc_buffer(cpu, 3 * 64)
+    x = t.new_tensor(f32, (16,), "x")
+    t.tensor_alloc(buf, x, 0)
+    t.tensor_set(x, bytes(64), 0, 64)
+    a = t.op("scale", [x], [2.0])
+    b = t.op("scale", [a], [0.5])
+    for k, y in enumerate((a, b), start=1):
+        t.tensor_alloc(buf, y, 64 * k)
+    g = t.new_graph(16)
+    t.build_forward_expand(g, b)
+    calls: list[int] = []
+
+    def callback(i: int, t1: object, t2: object) -> bool:
+        calls.append(i)
+        if i == 0:
+            t.set_op(b, int(Op.DUP), [a])
+        return True
+
+    t.backend_compare_graph_backend(cpu, t.cpu_init(), g, callback)
+    return calls
+
+
+def test_compare_graph_backend_asserts_only_in_a_build_without_ndebug(rc8_builds: None) -> None:
+    release = isolate.run_forked(lambda: _compare_with_a_rewriting_callback("rc8"))
+    assert (release.status, release.value) == ("ok", [0, 1]), release.describe()
+    debug = isolate.run_forked(lambda: _compare_with_a_rewriting_callback("rc8-asserts"))
+    assert debug.status == "signal" and debug.signum == signal.SIGABRT, debug.describe()
+    assert "t1->op == t2->op" in debug.stderr, debug.stderr
+
+
+def _slow_copy_log(name: str) -> list[str]:
+    """A tensor copied from one virtual device's buffer to another's (no cpy_tensor entry: the
+    slow copy through host memory); the devices' entry logs from the copy on."""
+    t = make_target(name)
+    f32 = int(GGMLType.F32)
+    tensors = []
+    for dev_name in ("A", "B"):
+        dev = t.vdev_init(VDevParams(name=dev_name, buffer_cpy_tensor=False))
+        y = t.new_tensor(f32, (4,), dev_name.lower())
+        t.tensor_alloc(t.backend_alloc_buffer(dev, 64), y, 0)
+        tensors.append(y)
+    before = len(t.vdev_log())
+    t.tensor_copy(tensors[0], tensors[1])
+    return t.vdev_log()[before:]
+
+
+def test_the_slow_copy_warning_asks_for_names_only_without_ndebug(rc8_builds: None) -> None:
+    release = isolate.run_forked(lambda: _slow_copy_log("rc8"))
+    debug = isolate.run_forked(lambda: _slow_copy_log("rc8-asserts"))
+    assert release.status == debug.status == "ok", (release.describe(), debug.describe())
+    assert not any(" get_name " in e for e in release.value), release.value
+    # both names are the warning's arguments: their order is the compiler's (gcc: right to left)
+    assert sorted(e for e in debug.value if " get_name " in e) == ["A get_name buffer#0", "B get_name buffer#0"], debug.value
+    assert [e for e in debug.value if " get_name " not in e] == release.value
