@@ -368,3 +368,20 @@ def test_the_pictures_are_drawn_and_shown(site: Path, tmp_path: Path) -> None:
                 assert box is not None and box["width"] > 300 and box["x"] + box["width"] <= body["x"] + body["width"] + 1
                 img.screenshot(path=str(tmp_path / f"{src}.png"))
         assert errors == []
+
+
+@pytest.mark.parametrize("width", [1024, 390], ids=["1024", "phone-390"])
+def test_no_page_is_wider_than_the_window(site: Path, width: int) -> None:
+    """Every page of the site (the highlighted sources aside) fits the window: long inline code,
+    API signatures and tables wrap or scroll inside the content."""
+    pages = sorted(p for p in site.rglob("*.html")
+                   if "_modules" not in p.parts and 'http-equiv="refresh"' not in p.read_text(encoding="utf-8"))
+    assert len(pages) > 30
+    with chromium_page(width, 800) as (pg, errors):
+        wide = []
+        for p in pages:
+            pg.goto(p.as_uri())
+            if pg.evaluate("document.scrollingElement.scrollWidth") > width:
+                wide.append(str(p.relative_to(site)))
+        assert wide == []
+        assert errors == []
