@@ -9,11 +9,13 @@ workers so that a crashing target costs one verdict, not the run.
 The folders, in the order they may import each other (each imports only those above it; tools/
 imports anything; tests/test_layers.py walks the imports, deferred ones included):
 
-    errors.py   every exception of the suite
-    target.py, target_names.py  the protocol every adapter implements; what a target name says
+    errors.py   every exception of the suite (one module, one CannotFetch)
+    target.py   the protocol every adapter implements, and its one op table (OP_KINDS, op_call)
+    target_names.py  what a target name says (parse, default_profile), read in one place
     engine/     runs one example on the reference and on a target and judges it (registry,
-                differential, isolate, after_ub), runs checks and gathers verdicts (runner,
-                results, stream); plugins.py is where the packages below plug in
+                differential with its RunState, isolate, after_ub), runs checks and gathers
+                verdicts (runner, results: Status and FAILING, stream); plugins.py is where the
+                packages below plug in
     adapters/   the targets: reference, native, the C-API adapter, external/rc8/ggml-python builds,
                 their version drift (drift.py) and C reproducers (creproducer.py)
     inputs/     what checks draw: graphspec (graphs as data), strategies, graph_strategies,
@@ -23,8 +25,9 @@ imports anything; tests/test_layers.py walks the imports, deferred ones included
     reports/    what a run found, written out: terminal/JSON/JUnit (report), html, baseline,
                 merge, known (the known-failures files' code)
     tools/      the commands: cli, pytest_plugin, compare, explain, listing, replay, select,
-                vectors, sitegen, trace, versions
-    known/, vectors/  data: the shipped known-failures files and graph vectors
+                vectors, sitegen, trace, versions, known_files (writes known/)
+    known/, vectors/  data: the shipped known-failures files (shared reasons in _reasons.toml)
+                and graph vectors
 
 reports/ import only engine.results; the engine never imports an adapter, a check or a tool:
 this module plugs the defaults into engine.plugins (below). The old flat module paths
