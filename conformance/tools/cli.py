@@ -117,6 +117,8 @@ def _check(args: argparse.Namespace) -> int:
 
     args.target = _target_name(args)
     _counts(args)
+    if args.device != "vdev":  # read by make_target in every worker (adapters/webgpu_device.py)
+        os.environ["GGSPEC_DEVICE"] = args.device
     for option in ("json", "junit", "html"):
         _writable(f"--{option}", getattr(args, option, None))
     checks = load_checks()
@@ -169,6 +171,8 @@ def _check(args: argparse.Namespace) -> int:
         changes = baseline.compare(base, found, {"target": cfg.target, "profile": cfg.profile.value, "seed": cfg.seed})
         print("\n".join(baseline.lines(changes, args.baseline)))
     described = describe_target(cfg.target) if args.json or args.html else None
+    if described is not None:
+        described["device"] = args.device
     if args.json:
         report.write_json(Path(args.json), found, results, cfg, started=started, seconds=elapsed, target=described,
                           baseline=changes.to_json() if changes is not None else None, shard=args.shard,
@@ -326,6 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     chk.add_argument("--target", default="native", help=f"{' | '.join(TARGETS)} (default native)")
     chk.add_argument("--profile", choices=[p.value for p in Profile], help="semantics to expect (default: the target's)")
     chk.add_argument("--size", choices=sorted(PROFILES), default="dev", help="run size: examples per check")
+    chk.add_argument("--device", choices=["vdev", "webgpu"], default="vdev",
+                     help="the device of the checks asking for a plain virtual device (docs/webgpu.md)")
     chk.add_argument("--max-examples", type=int, help="override the examples per check")
     chk.add_argument("--seed", type=int, help="hypothesis seed (printed when not given)")
     chk.add_argument("--derandomize", action="store_true", help="derive examples from the check, not a seed")

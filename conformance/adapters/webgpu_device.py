@@ -1,0 +1,134 @@
+"""`ggspec check --device webgpu`: the WebGPU backend (native/src/webgpu.c) as the device.
+
+`install(target)` (made by `make_target` when `$GGSPEC_DEVICE` is `webgpu`, which the CLI's
+`--device webgpu` sets) changes one entry of a target, `vdev_init`: the first *plain* virtual
+device an example asks for (`VDevParams()` but for its name: eager, every entry on, no refused
+ops, no failing compute, no base offset) becomes
+
+- on a C target, a backend on the process's WebGPU device (`ggspec_webgpu_init`), started on
+  first use in the worker that runs the example, never in the parent before a fork;
+- on the reference, a virtual device of WebGPU's shape (`WEBGPU_SHAPE`): named WebGPU, the
+  device's alignment, `get_alloc_size` padding to 4, and WebGPU's operations.
+
+Every other device stays the mock: a check asking for a knob (lazy queue, refused ops, a failing
+compute, another alignment) gets the virtual device, and so does a second plain device of the
+same example (WebGPU has one device per process, one buffer type). The mock's counters
+(`vdev_pending`, `vdev_counters`) on the WebGPU device, and the entry log of an example that used
+it, are `MissingSymbol` on both sides: that example's verdict is `unsupported`. Where there is no
+WebGPU device (no wgpu, no adapter, a build without webgpu.h) the C target raises
+`MissingSymbol` naming what is missing, in one line: `unsupported`, never a failure.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ggspec.reference.types import Op
+from ggspec.reference.vdev import VDevParams
+
+from ..errors import MissingSymbol
+from ..target import Target
+
+#: the environment variable `--device` sets (forked workers inherit it)
+DEVICE_ENV = "GGSPEC_DEVICE"
+DEVICES = ("vdev", "webgpu")
+#: the device's minStorageBufferOffsetAlignment on lavapipe; a device with another alignment
+#: makes the examples that would use it unsupported (the reference is shaped with this one)
+WEBGPU_ALIGNMENT = 32
+#: the operations webgpu.c's supports_op accepts for some types (docs/webgpu.md, Operations)
+WEBGPU_OPS: frozenset[Op] = frozenset({
+    Op.NONE, Op.VIEW, Op.RESHAPE, Op.PERMUTE, Op.TRANSPOSE, Op.DUP, Op.CPY, Op.CONT, Op.ADD, Op.MUL,
+    Op.SCALE, Op.MUL_MAT, Op.NORM, Op.SOFT_MAX, Op.UNARY,
+})
+WEBGPU_NAME = "WebGPU"
+#: the virtual device the reference gets where the target gets WebGPU
+WEBGPU_SHAPE = VDevParams(name=WEBGPU_NAME, alignment=WEBGPU_ALIGNMENT, alloc_pad=4, ops=WEBGPU_OPS)
+
+
+def selected_device() -> str:
+    """The device of this run: `$GGSPEC_DEVICE`, default `vdev`."""
+    return os.environ.get(DEVICE_ENV) or "vdev"
+
+
+def is_plain(params: VDevParams) -> bool:
+    """A virtual device with every knob at its default (any name)."""
+    return params == VDevParams(name=params.name)
+
+
+class _WebGPUDevice:
+    """The replaced entries of one target (one example)."""
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+        self.vdev_init = target.vdev_init
+        self.vdev_pending = target.vdev_pending
+        self.vdev_counters = target.vdev_counters
+        self.vdev_log = target.vdev_log
+        self.used = False
+        self.is_c = hasattr(target, "lib")
+
+    def init(self, params: VDevParams) -> Any:
+        if self.used or not is_plain(params):
+            return self.vdev_init(params)
+        self.used = True
+        if not self.is_c:
+            return self.vdev_init(WEBGPU_SHAPE)
+        return self._c_backend()
+
+    def _c_backend(self) -> Any:
+        t = self.target
+        if not hasattr(t.lib, "ggspec_webgpu_init"):
+            raise MissingSymbol(t.name, "ggspec_webgpu_init (a shim without the WebGPU backend)")
+        from ggspec.native.webgpu import wgpu_library
+
+        path = wgpu_library()
+        reason = t.ffi.new("char[512]")
+        backend = t.lib.ggspec_webgpu_init((path or "").encode(), reason, len(reason))
+        if backend == t.ffi.NULL:
+            why = t.ffi.string(reason).decode(errors="replace") or "WebGPU unavailable"
+            if path is None and bool(t.lib.ggspec_webgpu_compiled()):
+                why = "WebGPU unavailable: no wgpu-native library (install the wgpu package or set GGSPEC_WGPU_LIB)"
+            raise MissingSymbol(t.name, f"a WebGPU device ({why})")
+        alignment = int(t.lib.ggspec_backend_get_alignment(backend)) if hasattr(t.lib, "ggspec_backend_get_alignment") \
+            else WEBGPU_ALIGNMENT
+        if alignment != WEBGPU_ALIGNMENT:
+            raise MissingSymbol(t.name, f"a WebGPU device of alignment {WEBGPU_ALIGNMENT} (this one's is {alignment})")
+        return backend
+
+    def _is_webgpu_backend(self, backend: Any) -> bool:
+        return bool(self.used and self.target.backend_name(backend) == WEBGPU_NAME)
+
+    def pending(self, backend: Any) -> int:
+        if self._is_webgpu_backend(backend):
+            raise MissingSymbol(self.target.name, "vdev_pending on the WebGPU device (the mock's counter)")
+        return int(self.vdev_pending(backend))
+
+    def counters(self, buf: Any) -> tuple[int, int]:
+        if self.used and self.target.buffer_name(buf) == WEBGPU_NAME:
+            raise MissingSymbol(self.target.name, "vdev_counters on the WebGPU device (the mock's counters)")
+        result: tuple[int, int] = self.vdev_counters(buf)
+        return result
+
+    def log(self) -> list[str]:
+        if self.used:
+            raise MissingSymbol(self.target.name, "an entry log of the WebGPU device (only the mock keeps one)")
+        result: list[str] = self.vdev_log()
+        return result
+
+
+def install(target: Target) -> Target:
+    """Give `target` the WebGPU device in place of its first plain virtual device (module doc)."""
+    dev = _WebGPUDevice(target)
+    t: Any = target
+    t.vdev_init, t.vdev_pending, t.vdev_counters, t.vdev_log = dev.init, dev.pending, dev.counters, dev.log
+    t.device = "webgpu"
+    return target
+
+
+def check_device(name: str) -> str:
+    """`name` if it is a device `--device` knows; ValueError otherwise."""
+    if name not in DEVICES:
+        raise ValueError(f"unknown device {name!r}; known: {', '.join(DEVICES)}")
+    return name
+
