@@ -67,7 +67,10 @@ _DRIFT_IS_AN_ERROR = ("-Werror=implicit-function-declaration", "-Werror=incompat
 BUILD_FORMAT = "1"
 
 _NATIVE = Path(__file__).resolve().parent.parent.parent / "native"
-_SHIM_SOURCES = (_NATIVE / "src" / "vdev.c", _NATIVE / "src" / "vdev-prefix.h", _NATIVE / "include" / "ggspec-vdev.h")
+_SHIM_SOURCES = (_NATIVE / "src" / "vdev.c", _NATIVE / "src" / "vdev-prefix.h", _NATIVE / "include" / "ggspec-vdev.h",
+                 _NATIVE / "src" / "webgpu.c", _NATIVE / "src" / "webgpu_wgsl.h", _NATIVE / "include" / "ggspec-webgpu.h")
+#: the headers whose `ggspec_` names the shim keeps (the virtual device's and the WebGPU backend's)
+_SHIM_HEADERS = ("ggspec-vdev.h", "ggspec-webgpu.h")
 
 
 def cache_dir() -> Path:
@@ -103,7 +106,7 @@ _COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
 def _keep_names() -> set[str]:
     """Identifiers that keep their `ggspec_` spelling: the shim's own (ggspec-vdev.h) and the
     Python-implemented registry init function."""
-    text = (_NATIVE / "include" / "ggspec-vdev.h").read_text(encoding="utf-8")
+    text = "\n".join((_NATIVE / "include" / h).read_text(encoding="utf-8") for h in _SHIM_HEADERS)
     return set(re.findall(r"\bggspec_\w+", _COMMENT.sub(" ", text))) | {"ggspec_py_init_fn"}
 
 
@@ -297,6 +300,9 @@ def _digest(include_dir: Path, lib_path: Path, prefix: str, spellings: Spellings
     feed("cdef", read_cdef().encode())
     for src in _SHIM_SOURCES:
         feed(src.name, src.read_bytes())
+    from ggspec.native.build import wgpu_include_dir
+
+    feed("wgpu", str(wgpu_include_dir()).encode())  # the WebGPU backend or its stub
     feed("external.py", Path(__file__).read_bytes())
     if spellings is not None:
         feed("spellings", inspect.getsource(spellings).encode())
@@ -373,15 +379,20 @@ def _compile(include_dir: Path, lib_path: Path, prefix: str, spellings: Spelling
     plan = make_cdef(headers_text, _exported_by(lib_path), prefix, spellings, revise)
     ffi = cffi.FFI()
     ffi.cdef(plan.cdef)
-    preamble = "".join(f'#include "{h}"\n' for h in headers) + '#include "ggspec-vdev.h"\n'
+    preamble = "".join(f'#include "{h}"\n' for h in (*headers, *_SHIM_HEADERS))
+    from ggspec.native.build import wgpu_include_dir
+
+    wgpu = wgpu_include_dir()  # the WebGPU backend too, where the wgpu package's headers are (else its stub)
     ffi.set_source(
         module_name,
         preamble,
-        sources=[str(_NATIVE / "src" / "vdev.c")],
+        sources=[str(_NATIVE / "src" / "vdev.c"), str(_NATIVE / "src" / "webgpu.c")],
         # not native/src: its assert.h would shadow the system's (vdev.c finds its own headers)
-        include_dirs=[str(include_dir), str(_NATIVE / "include")],
+        include_dirs=[str(include_dir), str(_NATIVE / "include"), *([wgpu] if wgpu else [])],
         define_macros=[("VD(x)", f"{prefix}##x"), ("VDU(x)", f"{prefix.upper()}##x"),
-                       ("VDEV_IMPL_HEADER", '"ggml-backend-impl.h"'), *getattr(revise, "shim_macros", ())],
+                       ("VDEV_IMPL_HEADER", '"ggml-backend-impl.h"'), *getattr(revise, "shim_macros", ()),
+                       *([("GGSPEC_HAVE_WGPU", None)] if wgpu else [])],
+        libraries=["dl"],
         extra_compile_args=["-std=c11", "-O1", *_DRIFT_IS_AN_ERROR],
         extra_link_args=link_flags(lib_path),
     )

@@ -14,7 +14,8 @@ Every other device stays the mock: a check asking for a knob (lazy queue, refuse
 compute, another alignment) gets the virtual device, and so does a second plain device of the
 same example (WebGPU has one device per process, one buffer type). The mock's counters
 (`vdev_pending`, `vdev_counters`) on the WebGPU device, and the entry log of an example that used
-it, are `MissingSymbol` on both sides: that example's verdict is `unsupported`. Where there is no
+it, are `MissingSymbol` on both sides (`buffer_bytes` of a WebGPU buffer reads it through a
+tensor): that example's verdict is `unsupported`. Where there is no
 WebGPU device (no wgpu, no adapter, a build without webgpu.h) the C target raises
 `MissingSymbol` naming what is missing, in one line: `unsupported`, never a failure.
 """
@@ -24,7 +25,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ggspec.reference.types import Op
+from ggspec.reference.types import GGMLType, Op
 from ggspec.reference.vdev import VDevParams
 
 from ..errors import MissingSymbol
@@ -65,6 +66,7 @@ class _WebGPUDevice:
         self.vdev_pending = target.vdev_pending
         self.vdev_counters = target.vdev_counters
         self.vdev_log = target.vdev_log
+        self.buffer_bytes = target.buffer_bytes
         self.used = False
         self.is_c = hasattr(target, "lib")
 
@@ -110,6 +112,19 @@ class _WebGPUDevice:
         result: tuple[int, int] = self.vdev_counters(buf)
         return result
 
+    def bytes_of(self, buf: Any) -> bytes:
+        """Every byte of a buffer; of a WebGPU buffer (which the mock's read hook cannot read)
+        through an I8 tensor over the whole buffer and `tensor_get`."""
+        t = self.target
+        if not (self.used and self.is_c and t.buffer_name(buf) == WEBGPU_NAME):
+            return bytes(self.buffer_bytes(buf))
+        size = int(t.buffer_get_size(buf))
+        if size == 0:
+            return b""
+        whole = t.new_tensor(int(GGMLType.I8), (size,), "webgpu-buffer-bytes")
+        t.tensor_alloc(buf, whole, 0)
+        return bytes(t.tensor_get(whole, 0, size))
+
     def log(self) -> list[str]:
         if self.used:
             raise MissingSymbol(self.target.name, "an entry log of the WebGPU device (only the mock keeps one)")
@@ -122,6 +137,7 @@ def install(target: Target) -> Target:
     dev = _WebGPUDevice(target)
     t: Any = target
     t.vdev_init, t.vdev_pending, t.vdev_counters, t.vdev_log = dev.init, dev.pending, dev.counters, dev.log
+    t.buffer_bytes = dev.bytes_of
     t.device = "webgpu"
     return target
 
