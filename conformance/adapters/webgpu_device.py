@@ -15,7 +15,7 @@ compute, another alignment) gets the virtual device, and so does a second plain 
 same example (WebGPU has one device per process, one buffer type). The mock's counters
 (`vdev_pending`, `vdev_counters`) on the WebGPU device, and the entry log of an example that used
 it, are `MissingSymbol` on both sides (`buffer_bytes` of a WebGPU buffer reads it through a
-tensor): that example's verdict is `unsupported`. Where there is no
+tensor); a graph the WebGPU device refuses to compute is `MissingSymbol` on the C side): that example's verdict is `unsupported`. Where there is no
 WebGPU device (no wgpu, no adapter, a build without webgpu.h) the C target raises
 `MissingSymbol` naming what is missing, in one line: `unsupported`, never a failure.
 """
@@ -67,6 +67,7 @@ class _WebGPUDevice:
         self.vdev_counters = target.vdev_counters
         self.vdev_log = target.vdev_log
         self.buffer_bytes = target.buffer_bytes
+        self.graph_compute = target.backend_graph_compute
         self.used = False
         self.is_c = hasattr(target, "lib")
 
@@ -125,6 +126,15 @@ class _WebGPUDevice:
         t.tensor_alloc(buf, whole, 0)
         return bytes(t.tensor_get(whole, 0, size))
 
+    def compute(self, backend: Any, graph: Any) -> bool:
+        """graph_compute; on the WebGPU device a refused graph (an operation or layout webgpu.c
+        does not implement, where the mock computes everything) is `MissingSymbol`."""
+        ok = bool(self.graph_compute(backend, graph))
+        if not ok and self.is_c and self._is_webgpu_backend(backend):
+            raise MissingSymbol(self.target.name, "graph_compute of this graph on the WebGPU device "
+                                "(an operation or layout it does not implement, docs/webgpu.md)")
+        return ok
+
     def log(self) -> list[str]:
         if self.used:
             raise MissingSymbol(self.target.name, "an entry log of the WebGPU device (only the mock keeps one)")
@@ -137,7 +147,7 @@ def install(target: Target) -> Target:
     dev = _WebGPUDevice(target)
     t: Any = target
     t.vdev_init, t.vdev_pending, t.vdev_counters, t.vdev_log = dev.init, dev.pending, dev.counters, dev.log
-    t.buffer_bytes = dev.bytes_of
+    t.buffer_bytes, t.backend_graph_compute = dev.bytes_of, dev.compute
     t.device = "webgpu"
     return target
 

@@ -99,9 +99,7 @@ class SchedMachine(RuleBasedStateMachine):
                     {"target_name": target_name, "profile": profile})
 
     def make_model(self) -> Target:
-        from ..adapters.reference import ReferenceTarget
-
-        return ReferenceTarget(self.profile)
+        return make_target("reference", self.profile)  # through make_target: --device webgpu shapes it too
 
     def make_target(self) -> Target:
         return make_target(self.target_name, self.profile)
