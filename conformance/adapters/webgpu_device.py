@@ -14,10 +14,11 @@ Every other device stays the mock: a check asking for a knob (lazy queue, refuse
 compute, another alignment) gets the virtual device, and so does a second plain device of the
 same example (WebGPU has one device per process, one buffer type). The mock's counters
 (`vdev_pending`, `vdev_counters`) on the WebGPU device, and the entry log of an example that used
-it, are `MissingSymbol` on both sides (`buffer_bytes` of a WebGPU buffer reads it through a
-tensor); a graph the WebGPU device refuses to compute is `MissingSymbol` on the C side): that example's verdict is `unsupported`. Where there is no
-WebGPU device (no wgpu, no adapter, a build without webgpu.h) the C target raises
-`MissingSymbol` naming what is missing, in one line: `unsupported`, never a failure.
+it, are `MissingSymbol` on both sides; so is, on the C side, a graph the WebGPU device refuses to
+compute (the mock computes every op): that example's verdict is `unsupported`. `buffer_bytes` of
+a WebGPU buffer reads it through a tensor. Where there is no WebGPU device (no wgpu, no adapter,
+a build without webgpu.h) the C target raises `MissingSymbol` naming what is missing, in one
+line: `unsupported`, never a failure.
 """
 
 from __future__ import annotations
