@@ -142,7 +142,7 @@ def test_cdef_is_renamed_and_trimmed_to_the_target() -> None:
     assert "foo_backend_reg_reset_for_tests" in plan.dropped
     assert "ggspec_vdev_init" in plan.cdef and "struct ggspec_vdev_params" in plan.cdef
     assert 'extern "Python" foo_backend_t ggspec_py_init_fn' in plan.cdef
-    assert "ggspec_backend_" not in plan.cdef.replace("ggspec_backend_is_vdev", "")
+    assert "ggspec_backend_" not in plan.cdef.replace("ggspec_backend_is_vdev", "").replace("ggspec_backend_is_webgpu", "")
     assert "#define FOO_MAX_DIMS 4" in plan.cdef and "FOO_MAX_SRC" in plan.dropped
 
 
