@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -41,7 +42,7 @@ def test_an_interrupted_run_leaves_its_report(signum: int, tmp_path: Path) -> No
     report = tmp_path / "report.json"
     proc = subprocess.Popen(
         [sys.executable, "-m", "ggspec.conformance", "check", "--select", "tdata.*", "--max-examples", "3", "--seed", "1",
-         "--no-c-reproducers", "--json", str(report)],
+         "--no-c-reproducers", "--json", str(report), "--junit", str(tmp_path / "r.xml"), "--html", str(tmp_path / "r.html")],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         # a shell's background job (`.ci/run &`, nohup) starts with SIGINT ignored, and Python keeps an
         # ignored SIGINT: give the run the default disposition, as a terminal user's run has
@@ -60,8 +61,16 @@ def test_an_interrupted_run_leaves_its_report(signum: int, tmp_path: Path) -> No
     assert "Traceback" not in err, err[-3000:]
     assert f"INTERRUPTED by {signal.Signals(signum).name}" in out
     assert "clause" in out and "TDATA-" in out  # the table so far
+    name = signal.Signals(signum).name
+    assert out.strip().splitlines()[-1].startswith(f"verdict: INTERRUPTED by {name}")  # the output ends with it
     data = json.loads(report.read_text())
-    assert data["interrupted"] == signal.Signals(signum).name
+    assert data["interrupted"] == name
+    assert data["summary"]["verdict"] == "interrupted"  # never "pass"
+    statuses = {c["status"] for c in data["clauses"]}
+    assert "not run" in statuses and "uncovered" not in statuses  # not reached is not "no check covers it"
+    junit = ET.parse(tmp_path / "r.xml").getroot()
+    assert junit.get("errors") == "1" and junit.find("testcase/error").get("type") == "interrupted"  # type: ignore[union-attr]
+    assert ">INTERRUPTED</span>" in (tmp_path / "r.html").read_text()  # the HTML badge
     done = [c["name"] for c in data["checks"]]
     assert len(done) >= 2
     records = read_stream(stream)

@@ -13,7 +13,7 @@ from pathlib import Path
 from ggspec.conformance.adapters import describe_target
 from ggspec.conformance.engine.results import CheckResult, RunConfig, verdicts
 from ggspec.conformance.reports import report
-from ggspec.reference.clauses import Profile
+from ggspec.reference.clauses import Profile, catalogue
 
 REPRO = ("reproducer:\npython - <<'EOF'\nfrom ggspec.conformance.replay import replay; "
          "replay('tdata.get_reads_the_range', target='native', profile='fixed', args={'n': 1})\nEOF")
@@ -96,3 +96,54 @@ def test_an_external_targets_description_names_its_library(tmp_path: Path) -> No
     desc = describe_target(f"external:ggml_:{tmp_path}:{lib}")
     assert desc["library"] == str(lib) and desc["prefix"] == "ggml_"
     assert desc["sha256"] == hashlib.sha256(b"not really a library").hexdigest()
+
+
+# --- the verdict rules: not run, partial, timeout, interrupted ------------------------------------
+
+
+def _two_check_clause() -> tuple[str, dict[str, tuple[str, ...]]]:
+    """A clause of the catalogue and two made-up checks of it, one also covering another clause."""
+    ids = sorted(catalogue())
+    return ids[0], {"a.one": (ids[0],), "a.two": (ids[0], ids[1])}
+
+
+def test_a_clause_is_judged_only_on_all_of_its_checks() -> None:
+    cid, every = _two_check_clause()
+    only_one = [CheckResult("a.one", every["a.one"], "pass", 3)]
+    got = {v.id: v for v in verdicts(only_one, {"a.one": every["a.one"]}, every)}
+    assert got[cid].status == "partial" and "a.two" in got[cid].detail
+    assert got[sorted(catalogue())[1]].status == "not selected"  # reports leave it out
+    both = only_one + [CheckResult("a.two", every["a.two"], "pass", 3)]
+    assert {v.id: v for v in verdicts(both, every, every)}[cid].status == "pass"
+    failing = [CheckResult("a.one", every["a.one"], "fail", 1, "differs")]
+    assert {v.id: v for v in verdicts(failing, {"a.one": every["a.one"]}, every)}[cid].status == "fail"
+
+
+def test_checks_an_interrupted_run_did_not_reach_are_not_run_not_uncovered() -> None:
+    cid, every = _two_check_clause()
+    got = {v.id: v for v in verdicts([], every, every)}
+    assert got[cid].status == "not run" and "a.one" in got[cid].detail
+    half = {v.id: v for v in verdicts([CheckResult("a.one", every["a.one"], "pass", 3)], every, every)}
+    assert half[cid].status == "not run" and "a.two" in half[cid].detail
+    assert report.run_verdict(list(got.values()), "SIGINT") == "interrupted"
+
+
+def test_a_timeout_is_the_clause_verdict_over_a_failure() -> None:
+    cid, every = _two_check_clause()
+    results = [CheckResult("a.one", every["a.one"], "fail", 1, "differs"),
+               CheckResult("a.two", every["a.two"], "timeout", 1, "ggml_backend_graph_compute hung for 10 s")]
+    v = {v.id: v for v in verdicts(results, every, every)}[cid]
+    assert v.status == "timeout" and "graph_compute hung" in v.detail
+
+
+def test_an_interrupted_run_is_interrupted_in_json_junit_and_terminal(tmp_path: Path) -> None:
+    cid, every = _two_check_clause()
+    cfg = _cfg()
+    cfg.interrupted = "SIGTERM"
+    results = [CheckResult("a.one", every["a.one"], "pass", 3)]
+    found = [v for v in verdicts(results, every, every) if v.status != "not selected"]
+    assert report.to_json(found, results, cfg)["summary"]["verdict"] == "interrupted"  # type: ignore[index]
+    report.write_junit(tmp_path / "j.xml", found, cfg, results)
+    root = ET.parse(tmp_path / "j.xml").getroot()
+    assert root.get("errors") == "1" and root.find("testcase/error").get("type") == "interrupted"  # type: ignore[union-attr]
+    assert report.verdict_line(found, cfg).startswith("verdict: INTERRUPTED by SIGTERM")

@@ -76,10 +76,10 @@ _SHIM_HEADERS = ("ggspec-vdev.h", "ggspec-webgpu.h")
 def cache_dir() -> Path:
     """Where downloads and builds of external targets live: never inside the repository."""
     env = os.environ.get("GGSPEC_CACHE")
-    if env:
-        return Path(env).expanduser()
+    if env:  # absolute once, here: a relative GGSPEC_CACHE names the same folder after any chdir
+        return Path(env).expanduser().resolve()
     xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "ggspec"
+    return ((Path(xdg) if xdg else Path.home() / ".cache") / "ggspec").resolve()
 
 
 def install_quiet_gdb() -> Path:

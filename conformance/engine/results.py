@@ -31,10 +31,11 @@ DEFAULT_CHECK_BUDGET = 300.0
 #: - uncovered: no check covers the clause;
 #: - xfail / xpass: a known failure (conformance/known/) that failed / passed;
 #: - interrupted: the run was stopped (SIGINT, SIGTERM) before the check finished;
-#: - not run, partial: a clause the run did not select / did for only some of its checks (for
-#:   reports that combine runs).
+#: - not run: a check of the clause was meant to run, but the run stopped before it did;
+#: - partial: only some of the clause's checks were selected: not judged (a failure found stays one);
+#: - not selected: none of its checks was selected (`verdicts` marks it, the reports leave it out).
 Status = Literal["pass", "fail", "crash", "timeout", "unsupported", "uncovered", "xfail", "xpass", "interrupted",
-                 "not run", "partial"]
+                 "not run", "partial", "not selected"]
 ALL_STATUSES: tuple[Status, ...] = get_args(Status)
 #: the statuses the JSON summary always counts, in this order (others are counted when they occur)
 STATUSES: tuple[Status, ...] = ("pass", "fail", "crash", "unsupported", "uncovered", "xfail", "xpass")
@@ -102,29 +103,62 @@ class ClauseVerdict:
 
 
 #: the order in which a clause's checks decide its verdict: the first status any of them has
-_PRECEDENCE: tuple[Status, ...] = ("crash", "fail", "unsupported", "pass")
+_PRECEDENCE: tuple[Status, ...] = ("crash", "timeout", "fail", "unsupported", "pass")
+#: what `verdicts` gives a clause none of whose checks was selected: the reports leave it out
+NOT_SELECTED: Status = "not selected"
 
 
-def verdicts(results: list[CheckResult]) -> list[ClauseVerdict]:
-    """Per clause: crash beats fail beats unsupported beats pass (a clause passes only when every
-    check of it passed); no check at all is 'uncovered'. Known failures are applied afterwards
-    (known.apply)."""
+def verdicts(results: list[CheckResult], planned: dict[str, tuple[str, ...]] | None = None,
+             existing: dict[str, tuple[str, ...]] | None = None) -> list[ClauseVerdict]:
+    """Per clause: crash beats timeout beats fail beats unsupported beats pass (a clause passes
+    only when every check of it passed); no check at all is 'uncovered'. Known failures are
+    applied afterwards (known.apply).
+
+    `planned` (check name -> clauses) are the checks the run meant to run, `existing` every check
+    there is. A clause judged pass is `not run` when a planned check of it has no result (the run
+    was interrupted), and `partial` when some of its existing checks were not planned (a
+    selection): a clause is judged only on all of its checks. A clause none of whose checks was
+    planned is NOT_SELECTED. A failure found stays a failure either way."""
+    finished = {r.check for r in results}
     out = []
     for cid, c in catalogue().items():
         mine = [r for r in results if cid in r.clauses]
         blamed = [(r, r.errata[cid]) for r in results if cid in r.errata]
+        have = sorted(n for n, cl in (existing or {}).items() if cid in cl)
+        meant = sorted(n for n, cl in planned.items() if cid in cl) if planned is not None else have
+        missing = [n for n in meant if n not in finished]
+        left_out = [n for n in have if n not in meant]
         if not mine and not blamed:
-            out.append(ClauseVerdict(cid, c.title, c.kind, "uncovered", 0, "no check covers this clause", []))
+            if missing:
+                out.append(ClauseVerdict(cid, c.title, c.kind, "not run", 0,
+                                         f"the run stopped before its checks ran: {', '.join(missing)}", missing))
+            elif have and not meant:
+                out.append(ClauseVerdict(cid, c.title, c.kind, NOT_SELECTED, 0, "none of its checks was selected", []))
+            else:
+                out.append(ClauseVerdict(cid, c.title, c.kind, "uncovered", 0, "no check covers this clause", []))
             continue
         seen = {r.status for r in mine} | {st_ for _, (st_, _) in blamed}
-        other = sorted(seen - set(_PRECEDENCE))  # a status added later (a timeout, say) is never hidden
+        other = sorted(seen - set(_PRECEDENCE))  # a status added later is never hidden
         status = cast(Status, other[0]) if other and "crash" not in seen else next(
             s for s in _PRECEDENCE if s in seen or s == "pass")
         detail = "; ".join(f"{r.check}: {r.detail.splitlines()[0] if r.detail else ''}" for r in mine if r.status != "pass")
         detail = "; ".join(x for x in [detail, *(f"{r.check}: {d.splitlines()[0]}" for r, (_, d) in blamed)] if x)
+        if status == "pass" and missing:
+            status, detail = "not run", f"the run stopped before these of its checks ran: {', '.join(missing)}"
+        elif status == "pass" and left_out:
+            status, detail = "partial", (f"not judged: {len(meant)} of its {len(have)} checks were selected "
+                                         f"(left out: {', '.join(left_out)})")
         out.append(ClauseVerdict(cid, c.title, c.kind, status, sum(r.examples for r in mine), detail,
                                   [r.check for r in mine] + [r.check for r, _ in blamed if r not in mine]))
     return out
+
+
+def run_verdict(verdicts: list[ClauseVerdict], interrupted: str = "") -> str:
+    """The run's one-word verdict: interrupted (a signal stopped it: never pass), fail (a clause
+    failed, crashed or timed out), else pass."""
+    if interrupted:
+        return "interrupted"
+    return "fail" if any(v.status in ("fail", "crash", "timeout") for v in verdicts) else "pass"
 
 
 def check_status(r: CheckResult) -> str:

@@ -2,7 +2,7 @@
 and JUnit XML (the HTML page is reports/html.py).
 
 The JSON report (`to_json`) holds: `format`; `summary` (a count per status and the overall
-`verdict`, "pass" or "fail"); `versions` (the tool's, the API it specifies, the commit);
+`verdict`, "pass", "fail" or "interrupted"); `versions` (the tool's, the API it specifies, the commit);
 `target` (its name and a description: for a C build its shared library and that file's
 sha256); `started` (UTC, ISO 8601) and `seconds` (the whole run); the run's settings (profile,
 size, seed, examples a check, shard); per clause its verdict (`clauses`), and per check its
@@ -27,6 +27,7 @@ from ..engine.results import (  # noqa: F401 - progress_line, check_status, FAIL
     RunConfig,
     check_status,
     progress_line,
+    run_verdict,
     ub_summary,
 )  # noqa: F401 - kept here: report.progress_line
 from ..target_names import parse
@@ -126,6 +127,13 @@ def table(verdicts: list[ClauseVerdict], cfg: RunConfig, results: list[CheckResu
     return "\n".join(lines)
 
 
+def verdict_line(verdicts: list[ClauseVerdict], cfg: RunConfig) -> str:
+    """The last line of a run's output: its verdict (run_verdict), and why when interrupted."""
+    verdict = run_verdict(verdicts, cfg.interrupted)
+    why = f" by {cfg.interrupted}: clauses whose checks did not run are 'not run'" if cfg.interrupted else ""
+    return f"verdict: {verdict.upper()}{why}"
+
+
 def failure_lines(verdicts: list[ClauseVerdict], results: list[CheckResult], verbose: bool = False) -> list[str]:
     """Per failing clause: each failing check's difference (bounded unless `verbose`) and its
     reproducer (always whole). A check failing several clauses is shown in full once."""
@@ -157,12 +165,12 @@ def failure_lines(verdicts: list[ClauseVerdict], results: list[CheckResult], ver
 # --- JSON ------------------------------------------------------------------------------------
 
 
-def summary(verdicts: list[ClauseVerdict]) -> dict[str, Any]:
+def summary(verdicts: list[ClauseVerdict], interrupted: str = "") -> dict[str, Any]:
     counts = Counter(v.status for v in verdicts)
     out: dict[str, Any] = {s: counts.get(s, 0) for s in STATUSES}
     out.update({s: n for s, n in counts.items() if s not in out})
     out["clauses"] = len(verdicts)
-    out["verdict"] = "fail" if any(counts.get(s) for s in FAILING) else "pass"
+    out["verdict"] = run_verdict(verdicts, interrupted)
     return out
 
 
@@ -183,7 +191,7 @@ def to_json(verdicts: list[ClauseVerdict], results: list[CheckResult], cfg: RunC
             baseline: dict[str, Any] | None = None, selection: dict[str, list[str]] | None = None) -> dict[str, object]:
     out: dict[str, object] = {
         "format": FORMAT,
-        "summary": summary(verdicts),
+        "summary": summary(verdicts, cfg.interrupted),
         "versions": versions(),
         "target": cfg.target,
         "target_description": target if target is not None else {"name": cfg.target},
@@ -286,8 +294,8 @@ def write_junit(path: Path, verdicts: list[ClauseVerdict], cfg: RunConfig, resul
         name=suite_name(cfg.target, cfg.profile.value),
         tests=str(len(verdicts)),
         failures=str(len(failing)),
-        errors="0",
-        skipped=str(sum(v.status in ("uncovered", "unsupported", "xfail") for v in verdicts)),
+        errors="1" if cfg.interrupted else "0",
+        skipped=str(sum(v.status in ("uncovered", "unsupported", "xfail", "not run", "partial") for v in verdicts)),
         time=f"{total:.3f}",
     )
     for v in verdicts:
@@ -299,6 +307,13 @@ def write_junit(path: Path, verdicts: list[ClauseVerdict], cfg: RunConfig, resul
             ET.SubElement(case, "failure", message=first[:500], type=v.status).text = failure_text(v, results)
         elif v.status == "uncovered":
             ET.SubElement(case, "skipped", message="no check covers this clause")
-        elif v.status in ("unsupported", "xfail"):
+        elif v.status in ("unsupported", "xfail", "not run", "partial"):
             ET.SubElement(case, "skipped", message=f"{v.status}: {v.detail[:500]}")
+    if cfg.interrupted:  # never a green suite: the run did not finish
+        case = ET.SubElement(suite, "testcase", classname="ggspec.run", name="the run", time=f"{total:.3f}")
+        not_run = [v.id for v in verdicts if v.status == "not run"]
+        ET.SubElement(case, "error", type="interrupted", message=f"interrupted by {cfg.interrupted}").text = (
+            f"the run was interrupted by {cfg.interrupted} after {len(results)} check(s); "
+            f"{len(not_run)} clause(s) not run: {' '.join(not_run)}")
+        suite.set("tests", str(len(verdicts) + 1))
     ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)

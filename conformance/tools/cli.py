@@ -16,6 +16,7 @@ from ..adapters import TARGETS, default_profile, describe_target, external_targe
 from ..engine.results import (
     DEFAULT_CHECK_BUDGET,
     DEFAULT_TIMEOUT,
+    NOT_SELECTED,
     PROFILES,
     CheckResult,
     RunConfig,
@@ -133,7 +134,7 @@ def _check(args: argparse.Namespace) -> int:
     _cache_writable(args.target)
     profile = Profile(args.profile) if args.profile else default_profile(args.target)
     cfg = RunConfig(args.target, profile, size=args.size, max_examples=args.max_examples, derandomize=args.derandomize)
-    cfg.c_reproducers, cfg.repro_dir = not args.no_c_reproducers, args.repro_dir
+    cfg.c_reproducers, cfg.repro_dir = not args.no_c_reproducers, _run_folder(args)
     if args.seed is not None:
         cfg.seed = args.seed
     cfg.timeout, cfg.check_budget = _positive("--timeout", args.timeout), _positive("--check-budget", args.check_budget)
@@ -160,9 +161,10 @@ def _check(args: argparse.Namespace) -> int:
             results, interrupted = exc.results, exc.signum
             print(f"\nggspec: {exc}; the report holds the checks that finished", file=sys.stderr, flush=True)
     elapsed = time.monotonic() - t0
-    found = known_mod.apply(verdicts(results), known, cfg.target)
-    if names is not None:  # a selection or a shard reports the clauses it covers (merge adds back the rest)
-        found = [v for v in found if v.status != "uncovered"]
+    planned = {n: checks[n].clauses for n in (names if names is not None else sorted(checks))}
+    found = known_mod.apply(verdicts(results, planned, {n: c.clauses for n, c in checks.items()}), known, cfg.target)
+    if names is not None:  # a selection or a shard reports the clauses it touches (merge adds back the rest)
+        found = [v for v in found if v.status not in (NOT_SELECTED, "uncovered")]
     print(report.table(found, cfg, results, verbose=args.verbose, seconds=elapsed))
     changes = None
     if base is not None:
@@ -185,6 +187,7 @@ def _check(args: argparse.Namespace) -> int:
         write_html(Path(args.html), report.to_json(found, results, cfg, started=started, seconds=elapsed, target=described))
     if interrupted:
         print(f"INTERRUPTED by {cfg.interrupted}: {len(results)} check(s) finished", flush=True)
+        print(report.verdict_line(found, cfg), flush=True)
         return 128 + interrupted
     if failure is not None:
         return 3
@@ -200,9 +203,31 @@ def _check(args: argparse.Namespace) -> int:
         print(f"\n{len(failing)} clause(s) failing: {' '.join(v.id for v in failing)}", file=sys.stderr)
         print(f"replay a check with the reproducer in its detail (--json FILE keeps them); seed {cfg.seed}",
               file=sys.stderr)
-        for line in _c_reproducer_lines(results):
-            print(line, file=sys.stderr)
+    repro = _c_reproducer_lines(results)
+    if repro and cfg.repro_dir:  # listed in the run's folder, not scrolled over the verdict
+        listing = Path(cfg.repro_dir) / "c-reproducers.txt"
+        listing.parent.mkdir(parents=True, exist_ok=True)
+        listing.write_text("\n".join(repro) + "\n", encoding="utf-8")
+        print(f"{sum(ln.split(': ', 1)[-1].startswith('C reproducer:') for ln in repro)} C reproducer(s) "
+              f"with their gcc lines: {listing}", file=sys.stderr)
+    sys.stderr.flush()
+    print(report.verdict_line(found, cfg), flush=True)
     return 1 if failing or ((uncovered or xpass) and args.strict) else 0
+
+
+def _run_folder(args: argparse.Namespace) -> str:
+    """Where this run's files go (C reproducers, vectors): --repro-dir, else $GGSPEC_REPRO_DIR,
+    else <report>.files next to the --json report, else a folder of its own under the cache's
+    runs/ (created only when something is written there). Resolved once, here."""
+    given = args.repro_dir or os.environ.get("GGSPEC_REPRO_DIR")
+    if given:
+        return str(Path(given).expanduser().resolve())
+    if args.json:
+        report_path = Path(args.json).resolve()
+        return str(report_path.parent / f"{report_path.stem}.files")
+    from ..adapters.external import cache_dir
+
+    return str(cache_dir() / "runs" / f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{os.getpid()}")
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -371,7 +396,8 @@ def main(argv: list[str] | None = None) -> int:
     ext.add_argument("--lib", metavar="FILE", help="its shared library")
     ext.add_argument("--prefix", metavar="PREFIX", help="its symbol prefix, e.g. ggml_ or wsp_ggml_")
     chk.add_argument("--repro-dir", metavar="DIR",
-                     help="where C reproducers of failing examples go (default $GGSPEC_REPRO_DIR or <tmp>/ggspec-repro)")
+                     help="where the run's files (C reproducers, vectors) go (default $GGSPEC_REPRO_DIR, else REPORT.files "
+                          "next to --json REPORT.json, else a folder of the run under $GGSPEC_CACHE/runs)")
     chk.add_argument("--no-c-reproducers", action="store_true", help="do not write C reproducers")
     chk.set_defaults(func=_check)
     cl = sub.add_parser("clause", help="print a clause of the spec (head and prose)")

@@ -27,7 +27,8 @@ from typing import Any
 from ggspec.reference.clauses import Profile, catalogue
 
 from ..adapters import default_profile, describe_target
-from ..engine.results import FAILING, CheckResult, ClauseVerdict, RunConfig, verdicts
+from ..engine.registry import CHECKS
+from ..engine.results import FAILING, NOT_SELECTED, CheckResult, ClauseVerdict, RunConfig, verdicts
 from ..engine.runner import run_all
 from ..reports import report
 from ..reports.html import COLOUR
@@ -85,7 +86,9 @@ def run_columns(specs: list[str], cfg: RunConfig, progress: bool = False, names:
 
         t0 = time.monotonic()
         results = run_all(run, names, progress=named if progress else None)
-        found = verdicts(results)
+        every = {n: c.clauses for n, c in CHECKS.items()}
+        planned = {n: every[n] for n in (names if names is not None else sorted(every))}
+        found = [v for v in verdicts(results, planned, every) if v.status != NOT_SELECTED]  # check's rule, the same
         columns.append(Column(target, profile, {v.id: v for v in found}, results, time.monotonic() - t0))
     return columns
 
