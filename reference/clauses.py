@@ -5,6 +5,7 @@ A clause head in `spec/*.md` looks like::
     ### TDATA-3: tensor_set stays inside the tensor
     - kind: assert
     - message: tensor write out of bounds
+    - rc8: ggml-backend.c ggml_backend_tensor_set
 
 `require(cond, "TDATA-3")` raises `SpecViolation` (carrying the ID and rc.8's message) when an
 assert-kind clause is broken; rc.8 aborts there. `undefined(...)` raises `UndefinedBehaviour`
@@ -25,7 +26,7 @@ from typing import NoReturn, TypeVar
 SPEC_DIR = Path(__file__).resolve().parent.parent / "spec"
 
 _HEAD = re.compile(r"^### ([A-Z]+-\d+): (.+)$")
-_KEY = re.compile(r"^- (kind|message|erratum): (.+)$")
+_KEY = re.compile(r"^- (kind|message|erratum|rc8): (.+)$")
 
 
 class Profile(enum.Enum):
@@ -46,6 +47,9 @@ class Clause:
     message: str | None
     erratum: str | None
     chapter: str
+    #: where rc.8's C says this (`- rc8:` head line: file + function or `fragment` anchors, or
+    #: `none — reason`); conformance/tools/rc8lines.py resolves it to line ranges
+    rc8: str | None = None
 
     @property
     def area(self) -> str:
@@ -77,7 +81,8 @@ def parse_chapter(text: str, chapter: str) -> list[Clause]:
         if kind == "assert" and "message" not in keys:
             raise ValueError(f"spec/{chapter}: assert clause {m.group(1)} has no message")
         clauses.append(
-            Clause(m.group(1), m.group(2).strip(), kind, keys.get("message"), keys.get("erratum"), chapter)
+            Clause(m.group(1), m.group(2).strip(), kind, keys.get("message"), keys.get("erratum"), chapter,
+                   keys.get("rc8"))
         )
     return clauses
 

@@ -314,6 +314,9 @@ def _clause(args: argparse.Namespace) -> int:
         print(clause_text(args.id))
     except KeyError:
         raise UsageError(f"no clause {args.id} in the spec (ggspec list --clauses lists them)") from None
+    from .rc8lines import rc8_listing
+
+    print("\n" + "\n".join(rc8_listing(args.id)))
     return 0
 
 
