@@ -8,6 +8,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from ggspec.conformance.engine.results import ALL_STATUSES as STATUSES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -199,3 +200,32 @@ def test_shipped_known_files_are_valid_and_the_default_of_their_target() -> None
         entries = known.load(path, load_checks())
         assert entries and all(e.reason and e.for_target(target) for e in entries)
     assert known.default_for("native") is None
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    (["check", "--seed", "abc"], "ggspec check: argument --seed: invalid int value: 'abc'"),
+    (["check", "--profile", "strict"], "ggspec check: argument --profile: invalid choice: 'strict'"),
+    (["check", "--size", "huge"], "ggspec check: argument --size: invalid choice: 'huge'"),
+    (["check", "--target", "rc9"], "ggspec check: unknown target 'rc9' (did you mean rc8?)"),
+    (["check", "--known", "k.toml", "--no-known"], "ggspec check: --known FILE and --no-known conflict: give one of them"),
+    (["compare", "native@strict"], "ggspec compare: native@strict: no profile 'strict' (the profiles are rc8 and fixed)"),
+])
+def test_a_bad_value_is_one_line_and_exit_2(argv: list[str], line: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from ggspec.conformance.tools.cli import main
+
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse's own errors exit from inside the parser
+        code = int(exc.code or 0)
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(line), err
+
+
+def test_a_target_name_is_case_insensitive() -> None:
+    import argparse
+
+    from ggspec.conformance.tools.cli import _target_name
+
+    ns = argparse.Namespace(target="RC8", include=None, lib=None, prefix=None)
+    assert _target_name(ns) == "rc8"

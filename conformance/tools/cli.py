@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import signal
 import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import NoReturn
 
 from ggspec.reference.clauses import Profile
 
@@ -109,7 +111,15 @@ def _target_name(args: argparse.Namespace) -> str:
         return external_target_name(args.include, args.lib, args.prefix)
     if given:
         raise ValueError(f"--{given[0]} is for --target external only")
-    return str(args.target)
+    name = str(args.target)
+    if ":" not in name and name not in TARGETS:  # a plain name: case-insensitive, else the nearest one
+        lower = {t.lower(): t for t in TARGETS}
+        if name.lower() in lower:
+            return lower[name.lower()]
+        near = difflib.get_close_matches(name.lower(), list(lower), n=1)
+        if near:  # else the adapters' own message, which lists the forms a target name takes
+            raise UsageError(f"unknown target '{name}' (did you mean {lower[near[0]]}?)")
+    return name
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -128,6 +138,8 @@ def _check(args: argparse.Namespace) -> int:
         from ..reports.merge import parse_shard, shard_of
 
         names = shard_of(names if names is not None else sorted(checks), parse_shard(args.shard))
+    if args.known and args.no_known:
+        raise UsageError("--known FILE and --no-known conflict: give one of them")
     known_path = Path(args.known) if args.known else None if args.no_known else known_mod.default_for(args.target)
     known = known_mod.load(known_path, checks) if known_path is not None else []
     base = report.load_json(Path(args.baseline)) if args.baseline else None  # a bad file: one line, before the run
@@ -334,6 +346,13 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the one-line usage errors the docs promise (no usage block)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message}\n")
+
+
 class _Version(argparse.Action):
     """`--version`, computed only when asked (it may run git)."""
 
@@ -349,7 +368,7 @@ class _Version(argparse.Action):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ggspec", description="Check a ggml-backend build against the rc.8 spec.",
+    parser = _Parser(prog="ggspec", description="Check a ggml-backend build against the rc.8 spec.",
                                      epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True)

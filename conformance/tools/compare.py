@@ -63,7 +63,10 @@ def parse_target(spec: str) -> tuple[str, Profile]:
     name, sep, prof = spec.rpartition("@")
     if not sep:
         return spec, default_profile(spec)
-    return name, Profile(prof)
+    profiles = [p.value for p in Profile]
+    if prof.lower() not in profiles:
+        raise ValueError(f"{spec}: no profile {prof!r} (the profiles are {' and '.join(profiles)})")
+    return name, Profile(prof.lower())
 
 
 def run_columns(specs: list[str], cfg: RunConfig, progress: bool = False, names: list[str] | None = None) -> list[Column]:
