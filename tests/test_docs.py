@@ -164,7 +164,8 @@ def test_clause_anchor_lands_on_the_heading(site: Path) -> None:
         heading = pg.locator(":is(h2, h3)", has_text="TDATA-3: tensor_set stays inside the tensor")
         assert heading.count() == 1
         box = heading.bounding_box()
-        assert box is not None and 0 <= box["y"] < pg.viewport_size["height"], box
+        # a scroll lands on whole pixels, so the heading may sit a fraction of one above the top
+        assert box is not None and -1 < box["y"] < pg.viewport_size["height"], box
         assert pg.evaluate("window.scrollY") > 0  # it scrolled there: TDATA-3 is not the page's top
         assert heading.locator("a.headerlink").get_attribute("href") == "#TDATA-3"
         assert pg.locator("div.sphinxsidebar a", has_text="TDATA-3: tensor_set").get_attribute("href") == "#TDATA-3"

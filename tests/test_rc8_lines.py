@@ -80,3 +80,21 @@ def test_resolver_on_known_shapes(cpp: Path) -> None:
         rc8lines.parse_head("ggml-nope.c f")
     with pytest.raises(rc8lines.AnchorError):
         rc8lines.parse_head("none")
+
+
+def test_named_anchors_span_whole_definitions(cpp: Path) -> None:
+    """Each name anchor's range starts on the line that names it and (but for a macro) ends on a
+    closing brace: the brace matching did not drift (preprocessor branches, strings, comments)."""
+    bad = []
+    for cid, c in catalogue().items():
+        assert c.rc8 is not None
+        for a in rc8lines.parse_head(c.rc8).anchors:
+            if a.fragment:
+                continue
+            src = (cpp / a.file).read_text(encoding="utf-8", errors="replace").split("\n")
+            macro = rc8lines.resolve(a, cpp).ranges and src[rc8lines.resolve(a, cpp).ranges[0][0] - 1].lstrip().startswith("#")
+            for s, e in rc8lines.resolve(a, cpp).ranges:
+                first = rc8lines.normalise(src[s - 1]).replace("dewsp_quantize", "dequantize")
+                if a.item not in first or not (macro or src[e - 1].lstrip().startswith("}")):
+                    bad.append(f"{cid}: {a} -> {a.file}:{s}-{e}")
+    assert not bad, "\n".join(bad)
