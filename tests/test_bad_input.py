@@ -78,13 +78,14 @@ def test_unknown_clause() -> None:
 
 @pytest.mark.parametrize("text,words", [
     ("[[known]\nclause = 1", ["not valid TOML"]),
-    ('[[known]]\nclause = "NOPE-1"\nreason = "x"\n', ["entry 1", "no clause NOPE-1"]),
-    ('[[known]]\narea = "NOPE"\nreason = "x"\n', ["no area NOPE"]),
-    ('[[known]]\ncheck = "no.such"\nreason = "x"\n', ["no check no.such"]),
+    ('[[known]]\nclause = "NOPE-1"\nreason = "a reason in words"\n', ["entry 1", "no clause NOPE-1"]),
+    ('[[known]]\narea = "NOPE"\nreason = "a reason in words"\n', ["no area NOPE"]),
+    ('[[known]]\ncheck = "no.such"\nreason = "a reason in words"\n', ["no check no.such"]),
     ('[[known]]\nclause = "CPU-19"\n', ["needs a reason"]),
-    ('[[known]]\nclause = "CPU-19"\ncheck = "x"\nreason = "x"\n', ["exactly one of"]),
-    ('[[known]]\nclause = "CPU-19"\nreason = "x"\ntargets = "rc8"\n', ["targets must be"]),
-    ('[[known]]\nclause = "CPU-19"\nreason = "x"\nwhy = 2\n', ["unknown key(s) why"]),
+    ('[[known]]\nclause = "CPU-19"\ncheck = "x"\nreason = "a reason in words"\n', ["exactly one of"]),
+    ('[[known]]\nclause = "CPU-19"\nreason = "a reason in words"\ntargets = "rc8"\n', ["targets must be"]),
+    ('[[known]]\nclause = "CPU-19"\nreason = "a reason in words"\nwhy = 2\n', ["unknown key(s) why"]),
+    ('[[known]]\nclause = "CPU-19"\nreason = "no-such-key"\n', ["no reason named 'no-such-key'"]),
 ])
 def test_malformed_known_file(tmp_path: Path, text: str, words: list[str]) -> None:
     f = tmp_path / "known.toml"

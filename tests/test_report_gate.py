@@ -123,3 +123,30 @@ def test_merging_shards_of_a_whole_run_adds_back_the_uncovered_clauses() -> None
     assert [(c["id"], c["status"], c["examples"]) for c in merged["clauses"]] == [
         (c["id"], c["status"], c["examples"]) for c in one["clauses"]]
     assert merged["summary"] == one["summary"] and merged["summary"]["uncovered"] > 0
+
+
+def test_a_clause_split_over_shards_is_judged_once_they_are_merged() -> None:
+    """Each shard sees only some of a clause's checks (`partial`); merged, the shards ran them
+    all, so the clause is judged as one run judges it — and stays partial for a check no shard ran."""
+    from ggspec.conformance.engine.results import CheckResult, RunConfig, verdicts
+    from ggspec.conformance.reports import report
+    from ggspec.conformance.reports.merge import merge
+    from ggspec.reference.clauses import Profile
+
+    cfg = RunConfig("native", Profile.FIXED, max_examples=3, seed=1)
+    existing = {"tdata.a": ("TDATA-4",), "tdata.b": ("TDATA-4", "TDATA-8"), "tdata.c": ("TDATA-8",),
+                "tdata.d": ("TDATA-8",)}
+    a = [CheckResult("tdata.a", ("TDATA-4",), "pass", 3)]
+    b = [CheckResult("tdata.b", ("TDATA-4", "TDATA-8"), "pass", 2), CheckResult("tdata.c", ("TDATA-8",), "pass", 3)]
+    sel = {"select": ["tdata.a", "tdata.b", "tdata.c"], "deselect": []}
+    shards = []
+    for k, r in ((1, a), (2, b)):
+        planned = {x.check: x.clauses for x in r}
+        vs = [v for v in verdicts(r, planned, existing) if v.status != "not selected"]
+        assert {v.id: v.status for v in vs}.get("TDATA-4") == "partial"
+        shards.append(report.to_json(vs, r, cfg, shard=f"{k}/2", selection=sel))
+    merged = {c["id"]: c for c in merge(shards)["clauses"]}
+    one = {v.id: v for v in verdicts(a + b, {x.check: x.clauses for x in a + b}, existing)}
+    assert merged["TDATA-4"]["status"] == one["TDATA-4"].status == "pass"
+    assert merged["TDATA-8"]["status"] == one["TDATA-8"].status == "partial"  # tdata.d ran nowhere
+    assert merged["TDATA-8"]["left_out"] == ["tdata.d"] and merged["TDATA-4"]["examples"] == 5

@@ -100,6 +100,9 @@ class ClauseVerdict:
     examples: int
     detail: str
     checks: list[str]
+    #: partial: the existing checks of the clause that the selection left out (merge re-judges
+    #: the clause when the shards together ran them all)
+    left_out: list[str] = field(default_factory=list)
 
 
 #: the order in which a clause's checks decide its verdict: the first status any of them has
@@ -149,7 +152,8 @@ def verdicts(results: list[CheckResult], planned: dict[str, tuple[str, ...]] | N
             status, detail = "partial", (f"not judged: {len(meant)} of its {len(have)} checks were selected "
                                          f"(left out: {', '.join(left_out)})")
         out.append(ClauseVerdict(cid, c.title, c.kind, status, sum(r.examples for r in mine), detail,
-                                  [r.check for r in mine] + [r.check for r, _ in blamed if r not in mine]))
+                                  [r.check for r in mine] + [r.check for r, _ in blamed if r not in mine],
+                                  left_out if status == "partial" else []))
     return out
 
 

@@ -83,10 +83,20 @@ def merge(reports: Sequence[dict[str, Any]], names: Sequence[str] | None = None)
         detail = "; ".join(p["detail"] for p in covered if p.get("detail") and p["status"] != "pass")
         if status == "uncovered":
             detail = parts[0].get("detail", "")
+        ran = [n for p in parts for n in p.get("checks", [])]
+        left_out: list[str] = []
+        if status == "partial":
+            # a check one shard left out may have run in another: partial only if no shard ran it
+            left_out = sorted(set.intersection(*(set(p.get("left_out", [])) for p in parts if p["status"] == "partial"))
+                              - set(ran))
+            if not left_out:
+                status, detail = "pass", ""
+            else:
+                detail = f"not judged: {len(left_out)} of its checks were not selected (left out: {', '.join(left_out)})"
         merged_clauses.append({
             "id": cid, "title": parts[0].get("title", ""), "kind": parts[0].get("kind", ""), "status": status,
             "examples": sum(int(p.get("examples", 0)) for p in parts), "detail": detail,
-            "checks": [n for p in parts for n in p.get("checks", [])],
+            "checks": ran, **({"left_out": left_out} if left_out else {}),
         })
     order = _clause_order()
     merged_clauses.sort(key=lambda c: order.get(c["id"], len(order)))
