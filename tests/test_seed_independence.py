@@ -11,10 +11,9 @@ import pytest
 from ggspec.conformance.adapters import make_target
 from ggspec.conformance.adapters.rc8 import CannotFetch
 from ggspec.conformance.checks.deterministic import EXAMPLES
-from ggspec.conformance.engine.results import ub_clauses
 from ggspec.conformance.engine.differential import run_on_reference
 from ggspec.conformance.engine.registry import CHECKS
-from ggspec.conformance.engine.results import RunConfig, verdicts
+from ggspec.conformance.engine.results import RunConfig, ub_clauses, verdicts
 from ggspec.conformance.engine.runner import load_checks, run_all
 from ggspec.reference.clauses import Profile, catalogue
 
