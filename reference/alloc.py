@@ -42,6 +42,7 @@ MEASURE_ROOM = SIZE_MAX // 2
 LEGACY_MEASURE_BASE = 0x1000
 
 
+@checked
 def aligned_offset(base: int, offset: int, alignment: int) -> int:
     """`offset` moved up so that `base + offset` is a multiple of `alignment` (a power of two)."""
     if alignment <= 0 or alignment & (alignment - 1):
@@ -495,6 +496,7 @@ def _alloc_graph_impl(galloc: Gallocr, g: CGraph) -> None:
 
 
 @implements("ALLOC-13")
+@checked
 def gallocr_alloc_graph(galloc: Gallocr, talloc: Tallocr, g: CGraph) -> int:
     """ALLOC-11, ALLOC-13: place `g` with `talloc`; returns the allocator's max_size."""
     size = g.visited.size
@@ -517,6 +519,7 @@ def gallocr_alloc_graph(galloc: Gallocr, talloc: Tallocr, g: CGraph) -> int:
 
 
 @implements("ALLOC-14")
+@checked
 def gallocr_alloc_graph_n(
     galloc: Gallocr, g: CGraph, hash_set: HashSet, hash_node_talloc: Sequence[Tallocr | None]
 ) -> None:
@@ -544,36 +547,44 @@ class Allocr:
 
 
 @implements("ALLOC-22")
+@checked
 def allocr_new(world: World, data: int | None, size: int, alignment: int) -> Allocr:
     """ALLOC-22: `tallocr_new` with a new graph allocator."""
     return Allocr(tallocr_new(world, data, size, alignment), gallocr_new())
 
 
+@checked
 def allocr_new_measure(world: World, alignment: int) -> Allocr:
     return Allocr(tallocr_new_measure(world, alignment), gallocr_new())
 
 
+@checked
 def allocr_new_from_buffer(buffer: Buffer) -> Allocr:
     return Allocr(tallocr_new_from_buffer(buffer), gallocr_new())
 
 
+@checked
 def allocr_new_from_backend(backend: Backend, size: int) -> Allocr:
     return Allocr(tallocr_new_from_backend(backend, size), gallocr_new())
 
 
+@checked
 def allocr_new_measure_from_backend(backend: Backend) -> Allocr:
     return Allocr(tallocr_new_measure_from_backend(backend), gallocr_new())
 
 
+@checked
 def allocr_get_buffer(alloc: Allocr) -> Buffer:
     return tallocr_get_buffer(alloc.talloc)
 
 
+@checked
 def allocr_set_parse_seq(alloc: Allocr, order: Sequence[int]) -> None:
     gallocr_set_parse_seq(alloc.galloc, order)
 
 
 @implements("ALLOC-22")
+@checked
 def allocr_free(alloc: Allocr | None) -> None:
     """ALLOC-22: NULL does nothing; the graph allocator, then the tensor allocator."""
     if alloc is None:
@@ -582,23 +593,28 @@ def allocr_free(alloc: Allocr | None) -> None:
     tallocr_free(alloc.talloc)
 
 
+@checked
 def allocr_is_measure(alloc: Allocr) -> bool:
     return tallocr_is_measure(alloc.talloc)
 
 
+@checked
 def allocr_reset(alloc: Allocr) -> None:
     tallocr_reset(alloc.talloc)
 
 
+@checked
 def allocr_alloc(alloc: Allocr, tensor: Tensor) -> None:
     tallocr_alloc(alloc.talloc, tensor)
 
 
+@checked
 def allocr_max_size(alloc: Allocr) -> int:
     return tallocr_max_size(alloc.talloc)
 
 
 @implements("ALLOC-22")
+@checked
 def allocr_alloc_graph(alloc: Allocr, g: CGraph) -> int:
     """ALLOC-22: `gallocr_alloc_graph(galloc, talloc, g)`."""
     return gallocr_alloc_graph(alloc.galloc, alloc.talloc, g)
@@ -612,6 +628,7 @@ def _pad(n: int, alignment: int) -> int:
 
 
 @implements("ALLOC-23")
+@checked
 def alloc_ctx_tensors_from_buft(ctx: Context, buft: BufferType) -> Buffer | None:
     """ALLOC-23, ALLOC-24: one buffer for all unplaced tensors of a no_alloc context."""
     require(get_no_alloc(ctx), "ALLOC-24")
@@ -634,6 +651,7 @@ def alloc_ctx_tensors_from_buft(ctx: Context, buft: BufferType) -> Buffer | None
     return buffer
 
 
+@checked
 def alloc_ctx_tensors(ctx: Context, backend: Backend) -> Buffer | None:
     """ALLOC-23: `alloc_ctx_tensors_from_buft` with the backend's default type."""
     return alloc_ctx_tensors_from_buft(ctx, backend_get_default_buffer_type(backend))
@@ -668,6 +686,7 @@ class AllocationRecord:
     parse_seq: tuple[int, ...] = ()
 
 
+@checked
 def describe_allocation(
     g: CGraph, buffer: Buffer, placed_before: Iterable[Tensor], parse_seq: Sequence[int] = ()
 ) -> AllocationRecord:
@@ -694,6 +713,7 @@ def describe_allocation(
 
 
 @implements("ALLOC-17", "ALLOC-18", "ALLOC-19")
+@checked
 def check_allocation(rec: AllocationRecord, inputs_from_start: bool = True) -> list[tuple[str, str]]:
     """ALLOC-16 to ALLOC-20 on a placement: a list of (clause, what is wrong), empty when none.
 
@@ -775,6 +795,7 @@ def check_allocation(rec: AllocationRecord, inputs_from_start: bool = True) -> l
 
 
 @implements("ALLOC-21")
+@checked
 def measure_graph(buft: BufferType, build: Callable[[], CGraph], parse_seq: Sequence[int] = ()) -> int:
     """ALLOC-21, first half: the size a measuring allocator of `buft` reports for a graph.
 

@@ -187,7 +187,9 @@ def _check_for(tp: object, fn: str) -> Check | None:
                     inner(f"an item of {name}", x)
 
         return seq
-    if not isinstance(tp, type) or tp is object or getattr(tp, "_is_protocol", False):
+    if isinstance(tp, type) and getattr(tp, "_is_protocol", False):
+        return _protocol_check(tp, fn)
+    if not isinstance(tp, type) or tp is object:
         return None
     if tp is bool:
         return lambda name, v: None if isinstance(v, bool) else _refuse(fn, name, "a bool", v)
@@ -203,6 +205,28 @@ def _check_for(tp: object, fn: str) -> Check | None:
             _refuse_dead(v)
 
     return obj
+
+
+def _protocol_check(tp: type, fn: str) -> Check | None:
+    """A check that a value has the members a Protocol of the model names (its fields and
+    properties): what the function reads from it."""
+    members = sorted({
+        name
+        for c in tp.__mro__
+        if getattr(c, "_is_protocol", False) and c is not typing.Protocol and c.__module__.startswith(str(__package__))
+        for name in (*getattr(c, "__annotations__", {}), *vars(c))
+        if not name.startswith("_")
+    })
+    if not members:
+        return None
+
+    def has_members(name: str, v: object) -> None:
+        if not all(hasattr(v, m) for m in members):
+            _refuse(fn, name, f"a {tp.__name__} (with {', '.join(members)})", v)
+        if is_dead(v):
+            _refuse_dead(v)
+
+    return has_members
 
 
 #: the model's modules whose classes annotations name (some only under TYPE_CHECKING there)

@@ -12,6 +12,7 @@ from .types import MAX_DIMS
 
 
 @implements("COPY-1")
+@checked
 def same_layout(a: TensorShape, b: TensorShape) -> bool:
     """COPY-1: equal type, and equal ne and nb in all four dimensions."""
     if a.type != b.type:

@@ -197,6 +197,7 @@ def _backend_supports_op(backend: Backend, op: Tensor) -> bool:
 
 
 @implements("CPU-11")
+@checked
 def cpu_accepts(op: Tensor) -> bool:
     """CPU-11: no CPY into IQ2 types; MUL_MAT needs src1 F32 or src0's vec_dot type."""
     if op.op == Op.CPY:
@@ -259,6 +260,7 @@ def _threads(n_threads: int) -> int:
     return n_threads if n_threads > 0 else DEFAULT_N_THREADS
 
 
+@checked
 def node_work_size(node: Tensor, n_threads: int) -> int:
     """The work memory rc.8 asks for one node of the modelled ops (CPU-17)."""
     src0, src1 = node.src[0], node.src[1]
@@ -275,6 +277,7 @@ def node_work_size(node: Tensor, n_threads: int) -> int:
 
 
 @implements("CPU-17")
+@checked
 def graph_work_size(nodes: Sequence[Tensor], n_threads: int) -> int:
     """CPU-17: the reference's need for a graph: the largest node's, plus a cache line per extra thread."""
     need = max((node_work_size(n, n_threads) for n in nodes), default=0)
@@ -376,12 +379,14 @@ def _hook_target(backend: Backend) -> None:
         raise ValueError(f"{backend!r} is not a CPU backend (the test hooks are the CPU backend's)")
 
 
+@checked
 def cpu_work_size(backend: Backend) -> int:
     """CPU-17 observable: the size of the backend's work buffer (0 while empty)."""
     _hook_target(backend)
     return _bctx(backend).work_size
 
 
+@checked
 def cpu_work_data(backend: Backend) -> int | None:
     """CPU-17 observable: the address of the backend's work buffer (None while empty)."""
     _hook_target(backend)
@@ -389,17 +394,20 @@ def cpu_work_data(backend: Backend) -> int | None:
     return region.base if region is not None else None
 
 
+@checked
 def cpu_plan_work_size(plan: GraphPlan) -> int:
     """CPU-18 observable: the size of a plan's own work buffer."""
     return _plan(plan).work_size
 
 
+@checked
 def cpu_plan_n_threads(plan: GraphPlan) -> int:
     """CPU-15, CPU-18 observable: the thread count a plan computes with."""
     return _plan(plan).n_threads
 
 
 @implements("CPU-15")
+@checked
 def cpu_n_threads(backend: Backend) -> int:
     """CPU-15: the thread count later computations will use (the default 4 for 0 or less)."""
     _hook_target(backend)

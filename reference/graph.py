@@ -25,6 +25,7 @@ _PRIMES = (
 )  # fmt: skip
 
 
+@checked
 def hash_size(min_size: int) -> int:
     """CORE-7: the smallest listed prime >= min_size (past the list, min_size made odd)."""
     for p in _PRIMES:
@@ -150,12 +151,18 @@ def context_tensors(ctx: Context) -> list[Tensor]:
     return list(ctx.tensors)
 
 
+#: the model's cap on a custom graph's size (rc.8's limit is the context's memory)
+MAX_GRAPH_SIZE = 1 << 24
+
+
 @implements("CORE-7")
 @checked
 def new_graph_custom(ctx: Context, size: int, grads: bool) -> CGraph:
     """CORE-7: an empty graph with room for `size` nodes and leafs."""
     if size < 0:
         raise ValueError(f"size is a size_t, got {size}")
+    if size > MAX_GRAPH_SIZE:
+        raise ValueError(f"a graph of {size} nodes: the model holds at most {MAX_GRAPH_SIZE} (its node lists are real lists)")
     return CGraph(
         ctx=ctx,
         size=size,
@@ -220,6 +227,7 @@ def build_forward_expand(g: CGraph, tensor: Tensor) -> None:
             _append(g, t)
 
 
+@checked
 def graph_get_tensor(g: CGraph, name: str) -> Tensor | None:
     """CORE-8: the first leaf named `name`, else the first node named `name`, else None."""
     for t in (*g.leaf_list(), *g.node_list()):
@@ -248,6 +256,7 @@ def graph_view(g: CGraph, i0: int, i1: int) -> CGraph:
 
 
 @implements("CORE-78")
+@checked
 def count_run(g: CGraph) -> None:
     """CORE-78: the CPU code computed `g` once more (new graphs and graph views start at 0)."""
     g.perf_runs += 1

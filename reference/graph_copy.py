@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from .alloc import alloc_ctx_tensors
 from .backend import Backend, backend_graph_compute
 from .buffer import Buffer, buffer_free
-from .checked import nonnull
+from .checked import checked, nonnull
 from .clauses import implements, require
 from .copy import tensor_copy
 from .graph import CGraph, HashSet, graph_view, new_graph_custom
@@ -81,6 +81,7 @@ class _Copier:
 
 
 @implements("GCOPY-1", "GCOPY-3", "GCOPY-4")
+@checked
 def graph_copy(backend: Backend, g: CGraph) -> GraphCopy:
     """GCOPY-1 to GCOPY-4: `ggml_backend_graph_copy(backend, g)`."""
     world = backend.world
@@ -105,6 +106,7 @@ def graph_copy(backend: Backend, g: CGraph) -> GraphCopy:
 
 
 @implements("GCOPY-5", "GCOPY-8")
+@checked
 def graph_copy_free(copy: GraphCopy) -> None:
     """GCOPY-5: the buffer, then both contexts; nothing for the empty result. GCOPY-8: that is
     everything the copy holds (graph_copy's own tables are gone when it returns)."""
@@ -115,6 +117,7 @@ def graph_copy_free(copy: GraphCopy) -> None:
 
 
 @implements("GCOPY-6", "GCOPY-7")
+@checked
 def compare_graph_backend(backend1: Backend, backend2: Backend, g: CGraph, callback: EvalCallback) -> bool:
     """GCOPY-6, GCOPY-7: compute `g` on backend1 and its copy on backend2 node by node, calling
     back after each node that is not a view op until the callback says stop. False only when

@@ -89,60 +89,84 @@ class HostMemory:
 # --- shape predicates (ggml.c's helpers) ----------------------------------------------------
 
 
+
+def _pack(fmt: str, *values: object) -> bytes:
+    """The op's parameters as rc.8 stores them in op_params (int32 / float32 slots); ValueError
+    for a value that does not fit its C type (rc.8 cannot be called with it)."""
+    try:
+        return struct.pack(fmt, *values)
+    except (struct.error, OverflowError) as exc:
+        raise ValueError(f"an op parameter {values!r} does not fit its C type ({fmt[1:]}): {exc}") from None
+
+
+@checked
 def nelements(t: Tensor) -> int:
     return t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]
 
 
+@checked
 def nrows(t: Tensor) -> int:
     return t.ne[1] * t.ne[2] * t.ne[3]
 
 
+@checked
 def is_quantized(t: GGMLType) -> bool:
     return traits(t).is_quantized
 
 
+@checked
 def is_contiguous(t: Tensor) -> bool:
     return t.nb == contiguous_strides(t.type, t.ne)
 
 
+@checked
 def is_transposed(t: Tensor) -> bool:
     return t.nb[0] > t.nb[1]
 
 
+@checked
 def is_padded_1d(t: Tensor) -> bool:
     return t.nb[0] == type_size(t.type) and t.nb[2] == t.nb[1] * t.ne[1] and t.nb[3] == t.nb[2] * t.ne[2]
 
 
+@checked
 def is_contiguous_except_dim_1(t: Tensor) -> bool:
     return is_padded_1d(t)  # the same three conditions in rc.8
 
 
+@checked
 def same_shape(a: Tensor, b: Tensor) -> bool:
     return all(a.ne[i] == b.ne[i] for i in range(MAX_DIMS))
 
 
+@checked
 def can_repeat(small: Tensor, big: Tensor) -> bool:
     """Each of `big`'s extents is a multiple of `small`'s."""
     return all(small.ne[i] != 0 and big.ne[i] % small.ne[i] == 0 for i in range(MAX_DIMS))
 
 
+@checked
 def can_repeat_rows(small: Tensor, big: Tensor) -> bool:
     return small.ne[0] == big.ne[0] and can_repeat(small, big)
 
 
+@checked
 def can_mul_mat(a: Tensor, b: Tensor) -> bool:
     return a.ne[0] == b.ne[0] and b.ne[2] % a.ne[2] == 0 and b.ne[3] % a.ne[3] == 0
 
 
+@checked
 def op_params64(t: Tensor) -> bytes:
     """The tensor's 64 op_params bytes (zero past what the constructor wrote)."""
     return t.op_params.ljust(64, b"\0")
 
 
+@checked
 def op_param_f32(t: Tensor, i: int = 0) -> float:
     return float(struct.unpack_from("<f", op_params64(t), 4 * i)[0])
 
 
+@checked
 def op_param_i32(t: Tensor, i: int = 0) -> int:
     return int(struct.unpack_from("<i", op_params64(t), 4 * i)[0])
 
@@ -239,7 +263,7 @@ def mul(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
 def scale(ctx: Context, a: Tensor, s: float) -> Tensor:
     """CORE-20, CORE-21: `ggml_scale(ctx, a, s)`; the factor is op_params[0] as a float."""
     require(is_padded_1d(a), "CORE-21")
-    return _grad(ctx, _op(dup_tensor(ctx, a), Op.SCALE, a, params=struct.pack("<f", s)), a)
+    return _grad(ctx, _op(dup_tensor(ctx, a), Op.SCALE, a, params=_pack("<f", s)), a)
 
 
 @implements("CORE-22")
@@ -318,7 +342,7 @@ def permute(ctx: Context, a: Tensor, ax0: int, ax1: int, ax2: int, ax3: int) -> 
     for i, ax in enumerate(axes):
         ne[ax], nb[ax] = a.ne[i], a.nb[i]
     result.ne, result.nb = ne, nb
-    _op(result, Op.PERMUTE, a, params=struct.pack("<4i", *axes))
+    _op(result, Op.PERMUTE, a, params=_pack("<4i", *axes))
     return _grad(ctx, result, a)
 
 
@@ -350,7 +374,7 @@ def get_rows(ctx: Context, a: Tensor, b: Tensor) -> Tensor:
 def norm(ctx: Context, a: Tensor, eps: float) -> Tensor:
     """CORE-40: `ggml_norm(ctx, a, eps)`; rc.8 has no backward pass for it (CORE-49)."""
     require(a.grad is None, "CORE-49")
-    return _op(dup_tensor(ctx, a), Op.NORM, a, params=struct.pack("<f", eps))
+    return _op(dup_tensor(ctx, a), Op.NORM, a, params=_pack("<f", eps))
 
 
 @implements("CORE-40")
@@ -358,7 +382,7 @@ def norm(ctx: Context, a: Tensor, eps: float) -> Tensor:
 def norm_inplace(ctx: Context, a: Tensor, eps: float) -> Tensor:
     """CORE-40: `ggml_norm_inplace(ctx, a, eps)`: a view of all of `a` made the NORM node. "The
     in-place form does not look at the gradient": no abort when `a` has one, and no gradient."""
-    return _op(view_tensor(ctx, a), Op.NORM, a, params=struct.pack("<f", eps))
+    return _op(view_tensor(ctx, a), Op.NORM, a, params=_pack("<f", eps))
 
 
 @implements("CORE-41")
@@ -371,7 +395,7 @@ def soft_max_ext(ctx: Context, a: Tensor, mask: Tensor | None, scale: float) -> 
         require(mask.ne[2] == 1, "CORE-44")
         require(mask.ne[3] == 1, "CORE-45")
         require(can_repeat_rows(mask, a), "CORE-46")
-    result = _op(dup_tensor(ctx, a), Op.SOFT_MAX, a, mask, params=struct.pack("<f", scale))
+    result = _op(dup_tensor(ctx, a), Op.SOFT_MAX, a, mask, params=_pack("<f", scale))
     return _grad(ctx, result, a)
 
 
@@ -386,7 +410,7 @@ def soft_max(ctx: Context, a: Tensor) -> Tensor:
 @checked
 def unary(ctx: Context, a: Tensor, op: int) -> Tensor:
     """CORE-47: `ggml_unary(ctx, a, op)`: op UNARY with the unary op in op_params[0]."""
-    return _grad(ctx, _op(dup_tensor(ctx, a), Op.UNARY, a, params=struct.pack("<i", op)), a)
+    return _grad(ctx, _op(dup_tensor(ctx, a), Op.UNARY, a, params=_pack("<i", op)), a)
 
 
 @checked
@@ -432,6 +456,7 @@ def _layout(t: Tensor) -> tuple[tuple[int, ...], tuple[int, ...], np.dtype[np.ge
     return shape, (t.nb[3], t.nb[2], t.nb[1], t.nb[0]), np.dtype(_ELEMENT_DTYPE[t.type])
 
 
+@checked
 def load(mem: Memory, t: Tensor) -> Array:
     """The tensor's elements (or blocks, for quantized types) in logical order."""
     shape, strides, dtype = _layout(t)
@@ -439,6 +464,7 @@ def load(mem: Memory, t: Tensor) -> Array:
     return np.ndarray(shape, dtype=dtype, buffer=raw, strides=strides).copy()
 
 
+@checked
 def store(mem: Memory, t: Tensor, values: npt.ArrayLike) -> None:
     """Write elements (or blocks) given in logical order into the tensor's memory."""
     shape, strides, dtype = _layout(t)
@@ -460,6 +486,7 @@ def _cpu_gap(cond: bool, node: Tensor, what: str) -> None:
     require(False, "CORE-49")
 
 
+@checked
 def load_f32(mem: Memory, t: Tensor) -> F32:
     """An F32 or F16 tensor's values as F32."""
     v = load(mem, t)
@@ -523,6 +550,7 @@ def _copy_rows_rc8(mem: Memory, src: Tensor, dst: Tensor) -> None:
 
 
 @implements("CORE-51", "CORE-53")
+@checked
 def compute_dup(node: Tensor, mem: Memory) -> None:
     """CORE-51 to CORE-53: DUP, CPY and CONT copy in logical order, converting the type."""
     src, dst = _src(node, 0), node
@@ -556,6 +584,7 @@ def _broadcast(b: Array, like: Tensor) -> Array:
 
 
 @implements("CORE-54")
+@checked
 def compute_add(node: Tensor, mem: Memory) -> None:
     """CORE-54 to CORE-56: ADD, with b repeated over a (F32), or same shapes (F16)."""
     a, b = _src(node, 0), _src(node, 1)
@@ -581,6 +610,7 @@ def compute_add(node: Tensor, mem: Memory) -> None:
 
 
 @implements("CORE-57")
+@checked
 def compute_mul(node: Tensor, mem: Memory) -> None:
     """CORE-57, CORE-58: MUL of F32 tensors, b repeated over a."""
     a, b = _src(node, 0), _src(node, 1)
@@ -592,6 +622,7 @@ def compute_mul(node: Tensor, mem: Memory) -> None:
 
 
 @implements("CORE-59")
+@checked
 def compute_scale(node: Tensor, mem: Memory) -> None:
     """CORE-59, CORE-60: SCALE by op_params[0], F32 only."""
     a = _src(node, 0)
@@ -621,6 +652,7 @@ def _q8_0_rows(mem: Memory, b: Tensor) -> npt.NDArray[np.uint8]:
 
 
 @implements("CORE-61")
+@checked
 def compute_mul_mat(node: Tensor, mem: Memory) -> None:
     """CORE-61 to CORE-64: dst[i0,i1,i2,i3] = dot(a row i0 of batch (i2/r2, i3/r3), b' row (i1,i2,i3))."""
     a, b = _src(node, 0), _src(node, 1)
@@ -656,6 +688,7 @@ def compute_mul_mat(node: Tensor, mem: Memory) -> None:
 
 
 @implements("CORE-65")
+@checked
 def compute_get_rows(node: Tensor, mem: Memory) -> None:
     """CORE-65: rows of a numbered by b, converted to F32 (copied for F32 / I32 tables)."""
     a, b = _src(node, 0), _src(node, 1)
@@ -687,6 +720,7 @@ def compute_get_rows(node: Tensor, mem: Memory) -> None:
 
 
 @implements("CORE-66")
+@checked
 def compute_norm(node: Tensor, mem: Memory) -> None:
     """CORE-66 to CORE-68: each row minus its mean, times 1/sqrt(variance + eps)."""
     a = _src(node, 0)
@@ -710,6 +744,7 @@ def _exp_f32(x: F32) -> F32:
 
 
 @implements("CORE-69")
+@checked
 def compute_soft_max(node: Tensor, mem: Memory) -> None:
     """CORE-69: softmax of each row of a * scale (+ mask), exp through rc.8's F16 table."""
     a = _src(node, 0)
@@ -737,6 +772,7 @@ _GELU_COEF_A = np.float32(0.044715)
 
 
 @implements("CORE-70", "CORE-71")
+@checked
 def compute_unary(node: Tensor, mem: Memory) -> None:
     """CORE-70 to CORE-72: GELU and SILU of F32 values, through rc.8's F16 tables."""
     a = _src(node, 0)
@@ -779,6 +815,7 @@ _COMPUTE = {
 
 
 @implements("CORE-48")
+@checked
 def compute(node: Tensor, mem: Memory) -> None:
     """CORE-48: compute one node, reading its sources and writing its elements through `mem`."""
     if node.op in NO_COMPUTE:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .checked import checked
 from .clauses import implements
 
 QK = 32  # elements per Q4_0 / Q8_0 block
@@ -31,18 +32,28 @@ I32 = npt.NDArray[np.int32]
 # --- F16 ----------------------------------------------------------------------------------
 
 
+def _array(x: npt.ArrayLike, dtype: Any) -> npt.NDArray[Any]:
+    """`x` as an array of `dtype`; TypeError / ValueError (never OverflowError) for values that are
+    not numbers of that type."""
+    try:
+        return np.asarray(x, dtype=dtype)
+    except (OverflowError, TypeError, ValueError) as exc:
+        raise ValueError(f"not an array of {np.dtype(dtype).name}: {type(x).__name__} ({exc})") from None
+
+
 def _bits(x: npt.NDArray[Any]) -> F32:
     return x.astype(np.uint32).view(np.float32)
 
 
 @implements("CORE-50")
+@checked
 def fp32_to_fp16(x: npt.ArrayLike) -> U16:
     """CORE-50: F32 -> F16 bit patterns, round to nearest even; every NaN becomes 0x7E00 | sign.
 
     The same float operations as ggml's portable `ggml_compute_fp32_to_fp16`: the rounding is
     done by the F32 adder, after scaling the magnitude into the F16 range.
     """
-    f = np.asarray(x, dtype=np.float32)
+    f = _array(x, np.float32)
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         base = (np.abs(f) * np.float32(2.0**112)) * np.float32(2.0**-110)
         w = f.view(np.uint32).astype(np.uint64)
@@ -57,9 +68,10 @@ def fp32_to_fp16(x: npt.ArrayLike) -> U16:
 
 
 @implements("CORE-50")
+@checked
 def fp16_to_fp32(h: npt.ArrayLike) -> F32:
     """CORE-50: F16 bit patterns -> F32, exactly (ggml's portable `ggml_compute_fp16_to_fp32`)."""
-    w = np.asarray(h, dtype=np.uint16).astype(np.uint32) << 16
+    w = _array(h, np.uint16).astype(np.uint32) << 16
     sign = w & 0x80000000
     two_w = (w + w) & 0xFFFFFFFF
     with np.errstate(over="ignore", invalid="ignore"):
@@ -69,6 +81,7 @@ def fp16_to_fp32(h: npt.ArrayLike) -> F32:
     return (sign | magnitude).astype(np.uint32).view(np.float32)
 
 
+@checked
 def round_f16(x: npt.ArrayLike) -> F32:
     """F32 values rounded to F16 and back (the value an F16 tensor would hold)."""
     return fp16_to_fp32(fp32_to_fp16(x))
@@ -78,7 +91,7 @@ def round_f16(x: npt.ArrayLike) -> F32:
 
 
 def _blocks(x: npt.ArrayLike) -> F32:
-    v = np.asarray(x, dtype=np.float32)
+    v = _array(x, np.float32)
     if v.size % QK != 0:
         raise ValueError(f"a quantized row is whole blocks of {QK} elements, got {v.size} elements")
     return v.reshape(-1, QK)
@@ -106,6 +119,7 @@ def _recip(d: F32) -> F32:
 
 
 @implements("CORE-73")
+@checked
 def quantize_q4_0(x: npt.ArrayLike) -> U8:
     """CORE-73: F32 values (a multiple of 32) -> Q4_0 blocks, as `quantize_row_q4_0_reference`."""
     v = _blocks(x)
@@ -129,6 +143,7 @@ def _roundf(v: F32) -> npt.NDArray[np.int64]:
 
 
 @implements("CORE-74")
+@checked
 def quantize_q8_0(x: npt.ArrayLike) -> U8:
     """CORE-74: F32 values (a multiple of 32) -> Q8_0 blocks, as `quantize_row_q8_0_reference`."""
     v = _blocks(x)
@@ -138,41 +153,48 @@ def quantize_q8_0(x: npt.ArrayLike) -> U8:
     return _pack(d, qs.astype(np.int8).view(np.uint8))
 
 
+@checked
 def q4_0_values(blocks: U8) -> I32:
     """The 32 integers (nibble - 8) of each Q4_0 block, in element order."""
     qs = blocks[:, 2:].astype(np.int32)
     return np.concatenate([(qs & 0x0F) - 8, (qs >> 4) - 8], axis=1)
 
 
+@checked
 def q8_0_values(blocks: U8) -> I32:
     """The 32 signed integers of each Q8_0 block."""
     return np.ascontiguousarray(blocks[:, 2:]).view(np.int8).astype(np.int32)
 
 
 @implements("CORE-75")
+@checked
 def dequantize_q4_0(blocks: npt.ArrayLike) -> F32:
     """CORE-75: Q4_0 blocks (n, 18) -> F32 values (n * 32), one F32 multiplication each."""
-    b = np.asarray(blocks, dtype=np.uint8).reshape(-1, Q4_0_BLOCK_BYTES)
+    b = _array(blocks, np.uint8).reshape(-1, Q4_0_BLOCK_BYTES)
     return (q4_0_values(b).astype(np.float32) * _scale(b)[:, None]).reshape(-1)
 
 
 @implements("CORE-75")
+@checked
 def dequantize_q8_0(blocks: npt.ArrayLike) -> F32:
     """CORE-75: Q8_0 blocks (n, 34) -> F32 values (n * 32)."""
-    b = np.asarray(blocks, dtype=np.uint8).reshape(-1, Q8_0_BLOCK_BYTES)
+    b = _array(blocks, np.uint8).reshape(-1, Q8_0_BLOCK_BYTES)
     return (q8_0_values(b).astype(np.float32) * _scale(b)[:, None]).reshape(-1)
 
 
 @implements("CORE-76")
+@checked
 def vec_dot_q_q8_0(q4: bool, a: npt.ArrayLike, b: npt.ArrayLike) -> F32:
     """CORE-76: dot products of rows of Q4_0 (`q4`) or Q8_0 blocks `a` (rows, nb, bytes) with
     one row of Q8_0 blocks `b` (nb, 34), in rc.8's portable order; one F32 result per row."""
-    a_blocks = np.asarray(a, dtype=np.uint8)
+    a_blocks = _array(a, np.uint8)
+    if a_blocks.ndim != 3:
+        raise ValueError(f"vec_dot_q_q8_0: a must be blocks (rows, nb, bytes), got an array of shape {a_blocks.shape}")
     rows, nb = a_blocks.shape[0], a_blocks.shape[1]
     flat = a_blocks.reshape(rows * nb, -1)
     qa = (q4_0_values(flat) if q4 else q8_0_values(flat)).reshape(rows, nb, QK)
     da = _scale(flat).reshape(rows, nb)
-    b_blocks = np.asarray(b, dtype=np.uint8).reshape(nb, Q8_0_BLOCK_BYTES)
+    b_blocks = _array(b, np.uint8).reshape(nb, Q8_0_BLOCK_BYTES)
     qb, db = q8_0_values(b_blocks), _scale(b_blocks)
     sumi = np.einsum("rbk,bk->rb", qa.astype(np.int64), qb.astype(np.int64)).astype(np.float32)
     with np.errstate(over="ignore", invalid="ignore"):

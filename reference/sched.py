@@ -84,11 +84,13 @@ class Sched:
 # --- small helpers, each one rule ---------------------------------------------------------------
 
 
+@checked
 def is_view_op(op: Op) -> bool:
     """View ops (VIEW, RESHAPE, PERMUTE, TRANSPOSE) are skipped by passes 2 and 4."""
     return op in VIEW_OPS
 
 
+@checked
 def backend_prio(sched: Sched, backend: Backend | None) -> int:
     """SCHED-4: a backend's priority is its index; a foreign backend gets INT_MAX."""
     for i, b in enumerate(sched.backends):
@@ -97,6 +99,7 @@ def backend_prio(sched: Sched, backend: Backend | None) -> int:
     return 2**31 - 1
 
 
+@checked
 def allocr_prio(sched: Sched, talloc: Tallocr | None) -> int:
     for i, t in enumerate(sched.tallocs):
         if t is talloc:
@@ -104,6 +107,7 @@ def allocr_prio(sched: Sched, talloc: Tallocr | None) -> int:
     return 2**31 - 1
 
 
+@checked
 def allocr_backend(sched: Sched, talloc: Tallocr | None) -> Backend | None:
     if talloc is None:
         return None
@@ -114,6 +118,7 @@ def _slot(sched: Sched, t: Tensor) -> int:
     return sched.hash_set.find_or_insert(t)
 
 
+@checked
 def get_assignment(sched: Sched, t: Tensor) -> Tallocr | None:
     return sched.node_talloc.get(_slot(sched, t))
 
@@ -125,12 +130,14 @@ def _assign(sched: Sched, t: Tensor, talloc: Tallocr | None, cause: str) -> None
         sched.cause[slot] = cause
 
 
+@checked
 def cause_of(sched: Sched, t: Tensor) -> str:
     """Which pass decided `t` ("1.dst", "1.vsrc", "1.wgt0", "2.1" ... "4.cpy", "user")."""
     return sched.cause.get(_slot(sched, t), "")
 
 
 @implements("SCHED-5")
+@checked
 def allocr_from_buffer(sched: Sched, buffer: Buffer | None) -> Tallocr | None:
     """SCHED-5, SCHED-6: the allocator owning `buffer`, else the highest-priority backend its
     type supports; none at all aborts."""
@@ -146,6 +153,7 @@ def allocr_from_buffer(sched: Sched, buffer: Buffer | None) -> Tallocr | None:
     return None
 
 
+@checked
 def allocr_from_cur(sched: Sched, node: Tensor) -> tuple[Tallocr | None, str]:
     """SCHED-7: own buffer, else view_src's buffer, else the first source in a WEIGHTS buffer."""
     cur = allocr_from_buffer(sched, node.buffer)
@@ -169,6 +177,7 @@ def _computes(node: Tensor) -> bool:
 
 
 @implements("SCHED-33")
+@checked
 def accepting(sched: Sched, node: Tensor, talloc: Tallocr | None) -> Tallocr | None:
     """SCHED-33: the backend pass 1's weights rule or pass 2 gives `node`.
 
@@ -401,6 +410,7 @@ def _reads_no_stale_copy(sched: Sched, graph: CGraph) -> None:
                                       "earlier split, in context memory freed since (the graph was split before)")
 
 
+@checked
 def split_graph(sched: Sched, graph: CGraph) -> None:
     """Passes 1 to 4 and the allocation graph (`sched_split_graph`)."""
     sched.splits = []

@@ -45,6 +45,7 @@ def _check_size(offset: int, size: int) -> None:
         raise ValueError(f"offset and size are size_t, got offset={offset} size={size}")
 
 
+@checked
 def in_bounds(offset: int, size: int, n: int, fixed: bool) -> bool:
     """The bounds test of TDATA-3/7/10/12: `offset + size <= nbytes`.
 
@@ -55,6 +56,7 @@ def in_bounds(offset: int, size: int, n: int, fixed: bool) -> bool:
     return offset + size <= n if fixed else size_add(offset, size) <= n
 
 
+@checked
 def check_tensor_set(t: TensorState, offset: int, size: int, fixed: bool = True) -> None:
     """TDATA-1, TDATA-2, TDATA-3 (size_t sum in rc.8; erratum), in rc.8's order."""
     _check_size(offset, size)
@@ -63,6 +65,7 @@ def check_tensor_set(t: TensorState, offset: int, size: int, fixed: bool = True)
     require(in_bounds(offset, size, nbytes(t), fixed), "TDATA-3")
 
 
+@checked
 def check_tensor_get(t: TensorState, offset: int, size: int, fixed: bool) -> None:
     """TDATA-5, TDATA-6 (rc.8 checks the tensor's own buffer field; erratum), TDATA-7 (size_t
     sum in rc.8; erratum)."""
@@ -72,6 +75,7 @@ def check_tensor_get(t: TensorState, offset: int, size: int, fixed: bool) -> Non
     require(in_bounds(offset, size, nbytes(t), fixed), "TDATA-7")
 
 
+@checked
 def check_tensor_set_async(t: TensorState, offset: int, size: int, fixed: bool = True) -> None:
     """TDATA-9, TDATA-10 (size_t sum in rc.8; erratum)."""
     _check_size(offset, size)
@@ -79,6 +83,7 @@ def check_tensor_set_async(t: TensorState, offset: int, size: int, fixed: bool =
     require(in_bounds(offset, size, nbytes(t), fixed), "TDATA-10")
 
 
+@checked
 def check_tensor_get_async(t: TensorState, offset: int, size: int, fixed: bool = True) -> None:
     """TDATA-11, TDATA-12 (size_t sum in rc.8; erratum)."""
     _check_size(offset, size)
@@ -134,6 +139,7 @@ def tensor_get_async(backend: Backend, tensor: Tensor, data: int, offset: int, s
         backend.iface.get_tensor_async(backend, tensor, data, offset, size)
 
 
+@checked
 def check_view_init(t: TensorState) -> int:
     """TDATA-14 to TDATA-17, in rc.8's order; the view_src's data, where the view is placed from."""
     require(t.buffer is None, "TDATA-14")
@@ -152,6 +158,7 @@ def view_init(buffer: Buffer, tensor: Tensor) -> None:
     buffer_init_tensor(buffer, tensor)
 
 
+@checked
 def check_tensor_alloc(t: TensorState, addr: int, base: Callable[[], int], size: int,
                        alloc_size: Callable[[], int]) -> None:
     """TDATA-19 to TDATA-23, in rc.8's order.

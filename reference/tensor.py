@@ -71,6 +71,7 @@ class Tensor:
 
 
 @implements("CORE-3")
+@checked
 def nbytes(t: TensorShape) -> int:
     """CORE-3: the span of bytes the tensor touches, as ggml_nbytes computes it."""
     if isinstance(t, Tensor):
@@ -89,7 +90,10 @@ def nbytes(t: TensorShape) -> int:
     return n
 
 
+@checked
 def contiguous_strides(type_: GGMLType, ne: Sequence[int]) -> list[int]:
+    if len(ne) != MAX_DIMS:
+        raise ValueError(f"contiguous_strides: ne must hold {MAX_DIMS} extents, got {list(ne)}")
     nb = [type_size(type_), 0, 0, 0]
     nb[1] = nb[0] * (ne[0] // blck_size(type_))
     for i in range(2, MAX_DIMS):
@@ -98,9 +102,12 @@ def contiguous_strides(type_: GGMLType, ne: Sequence[int]) -> list[int]:
 
 
 @implements("CORE-77")
+@checked
 def view_strides(type_: GGMLType, ne: Sequence[int], given: Sequence[int]) -> list[int]:
     """CORE-77: a view's strides: `nb[0]` the type size, `nb[1 ..]` as given, each one past the
     given ones `nb[i - 1]·ne[i - 1]` (`ne` padded to four extents)."""
+    if len(given) >= MAX_DIMS:
+        raise ValueError(f"view_strides: at most {MAX_DIMS - 1} strides may be given, got {list(given)}")
     strides = contiguous_strides(type_, ne)
     for i, s in enumerate(given, start=1):
         strides[i] = int(s)
@@ -109,6 +116,7 @@ def view_strides(type_: GGMLType, ne: Sequence[int], given: Sequence[int]) -> li
     return strides
 
 
+@checked
 def resolved_buffer(t: Tensor) -> Buffer | None:
     """The buffer a tensor's bytes live in: its view_src's for a view, its own otherwise."""
     return t.view_src.buffer if t.view_src is not None else t.buffer

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from .checked import checked
 from .clauses import implements
 
 MAX_DIMS = 4
@@ -146,6 +147,7 @@ MODELLED_TYPES: tuple[GGMLType, ...] = tuple(_TRAITS)
 
 
 @implements("CORE-1")
+@checked
 def traits(t: GGMLType) -> TypeTraits:
     """CORE-1: the traits of type `t`."""
     try:
@@ -154,14 +156,17 @@ def traits(t: GGMLType) -> TypeTraits:
         raise ValueError(f"type {t!r} is not modelled by ggspec (modelled: {[x.name for x in _TRAITS]})") from None
 
 
+@checked
 def blck_size(t: GGMLType) -> int:
     return traits(t).blck_size
 
 
+@checked
 def type_size(t: GGMLType) -> int:
     return traits(t).type_size
 
 
+@checked
 def row_size(t: GGMLType, ne0: int) -> int:
     """Bytes of a contiguous row of `ne0` elements."""
     return type_size(t) * ne0 // blck_size(t)

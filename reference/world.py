@@ -16,6 +16,7 @@ from bisect import bisect_right, insort
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .checked import checked
 from .clauses import Profile, undefined
 
 if TYPE_CHECKING:
@@ -31,11 +32,13 @@ CONTEXT_SPAN = 1 << 32
 OBSERVED_ADDRESSES = 1 << 62
 
 
+@checked
 def size_add(a: int, b: int) -> int:
     """`a + b` in size_t: the sum modulo 2**64, as C computes it (TDATA-3's erratum)."""
     return (a + b) & SIZE_MAX
 
 
+@checked
 def ptr_add(addr: int, offset: int) -> int:
     """`(char *)addr + offset` on a 64-bit machine: the address wraps modulo 2**64."""
     return (addr + offset) & SIZE_MAX

@@ -52,7 +52,9 @@ def reference_api() -> Api:
     r_view = getattr(rt, "view", lambda ctx, *a: rt.Context.view(ctx, *a))
 
     def f(name: str, params: str, call: Any, returns: str | None = None, frees: int | None = None) -> Fn:
-        return Fn(name, tuple(params.split()), lambda _w, *a: call(*a), returns, frees)
+        fn = Fn(name, tuple(params.split()), lambda _w, *a: call(*a), returns, frees)
+        fn.call.__wrapped__ = call  # type: ignore[attr-defined]
+        return fn
 
     def w(name: str, params: str, call: Any, returns: str | None = None, frees: int | None = None) -> Fn:
         return Fn(name, tuple(params.split()), call, returns, frees)
@@ -139,6 +141,95 @@ def reference_api() -> Api:
         f("tallocr_max_size", "talloc", ra.tallocr_max_size),
         f("tallocr_free", "talloc", ra.tallocr_free, frees=0),
     ]
-    scalars = {"initfn": lambda k: (lambda params, user_data: None)}
-    kinds = (*OBJECT_KINDS, "graph", "sched", "galloc", "talloc")
+    listed = {id(getattr(fn.call, "__wrapped__", None)) for fn in fns}
+    fns += [fn for fn in generated_fns() if id(fn.call.__wrapped__) not in listed]
+    scalars = {
+        "initfn": lambda k: (lambda params, user_data: None),
+        "int": lambda k: (0, 1, 2, 3, 4, 8, 16, 64)[k % 8],
+        "float": lambda k: (0.0, 1.0, -2.5, 0.5)[k % 4],
+        "str": lambda k: ("", "x", "node_0", "CPU")[k % 4],
+        "any": lambda k: (None, 0, b"", [])[k % 4],
+    }
+    kinds = (*OBJECT_KINDS, *sorted(set(_CLASS_KINDS.values()) - set(OBJECT_KINDS)))
     return Api("reference", fns, World, (TypeError, ValueError, SpecError), scalars, kinds)
+
+
+#: the reference modules whose public functions are fuzzed: every module of reference/ but these
+EXCLUDED_MODULES = {
+    "checked": "the argument-checking machinery itself (nonnull, instance, checked), not model API",
+    "clauses": "the spec's catalogue and the raise helpers (require, undefined), not model API",
+    "__init__": "no functions",
+}
+
+#: public functions left out, with the reason
+EXCLUDED_FUNCTIONS: dict[str, str] = {}
+
+#: annotation (a class of the model) -> the fuzz kind of object it names
+_CLASS_KINDS = {
+    "Backend": "backend", "BufferType": "buft", "Buffer": "buffer", "Context": "ctx", "Tensor": "tensor",
+    "CGraph": "graph", "Sched": "sched", "Gallocr": "galloc", "Tallocr": "talloc", "Allocr": "allocr",
+    "GraphCopy": "gcopy", "HashSet": "hashset",
+}
+_SCALAR_KINDS = {"int": "int", "bool": "bool", "str": "str", "float": "float", "GGMLType": "type"}
+
+
+def _kind_of_annotation(ann: object, pname: str = "") -> str:
+    text = ann if isinstance(ann, str) else getattr(ann, "__name__", "")
+    text = text.replace(" | None", "").replace("None | ", "").replace("Optional[", "").rstrip("]") if text else ""
+    if text in _CLASS_KINDS:
+        return _CLASS_KINDS[text]
+    if text == "World":
+        return "world"
+    if text in ("list[int]", "Sequence[int]", "tuple[int, ...]"):
+        return "ne"
+    if text == "int" and "size" in pname:
+        return "size"
+    if text == "int" and "offset" in pname:
+        return "offset"
+    return _SCALAR_KINDS.get(text, "any")
+
+
+def generated_fns() -> list[Fn]:
+    """An Fn for every public function of every reference module (so a new function is fuzzed by
+    default): parameter kinds read from its annotations, the kind it returns from its return
+    annotation; a function named free or *_free frees its first argument."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import ggspec.reference as pkg
+
+    out: list[Fn] = []
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
+        if info.name in EXCLUDED_MODULES:
+            continue
+        module = importlib.import_module(f"{pkg.__name__}.{info.name}")
+        for name, obj in sorted(vars(module).items()):
+            if name.startswith("_") or not inspect.isfunction(obj) or obj.__module__ != module.__name__:
+                continue
+            if f"{info.name}.{name}" in EXCLUDED_FUNCTIONS:
+                continue
+            sig = inspect.signature(obj)
+            kinds = [
+                _kind_of_annotation(p.annotation, pname)
+                for pname, p in sig.parameters.items()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+            ]
+            ret = _kind_of_annotation(sig.return_annotation)
+            returns = ret if ret in _CLASS_KINDS.values() else None
+            frees = 0 if (name == "free" or name.endswith("_free")) and kinds and kinds[0] != "world" else None
+            worlds = [i for i, k in enumerate(kinds) if k == "world"]
+            params = tuple(k for k in kinds if k != "world")
+            out.append(Fn(f"{info.name}.{name}", params, _with_world(obj, worlds), returns, frees))
+            out[-1].call.__wrapped__ = obj  # type: ignore[attr-defined]
+    return out
+
+
+def _with_world(fn: Any, worlds: list[int]) -> Any:
+    def call(w: Any, *args: Any) -> Any:
+        full = list(args)
+        for i in worlds:
+            full.insert(i, w)
+        return fn(*full)
+
+    return call
