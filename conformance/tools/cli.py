@@ -15,6 +15,7 @@ from typing import NoReturn
 from ggspec.reference.clauses import Profile
 
 from ..adapters import TARGETS, default_profile, describe_target, external_target_name, prepare_target
+from ..engine.registry import Check
 from ..engine.results import (
     DEFAULT_CHECK_BUDGET,
     DEFAULT_TIMEOUT,
@@ -134,6 +135,10 @@ def _check(args: argparse.Namespace) -> int:
         _writable(f"--{option}", getattr(args, option, None))
     checks = load_checks()
     names = select(checks, args.select, args.deselect) if (args.select or args.deselect) else None
+    if args.changed is not None:  # the checks the changed files can reach, and why (changed.py)
+        names = _changed(args.changed, checks, names)
+        if not names:
+            return 0
     if args.shard:  # a deterministic 1/N of the selection (merge.py)
         from ..reports.merge import parse_shard, shard_of
 
@@ -160,7 +165,8 @@ def _check(args: argparse.Namespace) -> int:
           + (f", {len(names)} of {len(checks)} checks" if names is not None else "")
           + (f", known failures from {known_path}" if known_path is not None else ""), file=sys.stderr, flush=True)
     started, t0 = datetime.now(timezone.utc), time.monotonic()
-    failure, interrupted = load_target(cfg), 0
+    cached, to_run, keys = _cached(args, cfg, checks, names)
+    failure, interrupted = (load_target(cfg) if to_run else None), 0
     if failure is not None:  # every check gets the loading's verdict; the report says why
         print(f"ggspec: {cfg.load_error}", file=sys.stderr, flush=True)
         results = unloaded_results(failure, [checks[n] for n in (names if names is not None else sorted(checks))])
@@ -168,10 +174,18 @@ def _check(args: argparse.Namespace) -> int:
             write_stream(Path(cfg.stream), cfg, results)
     else:
         try:
-            results = run_all(cfg, names, progress=None if args.quiet else print_progress)
+            results = run_all(cfg, to_run, progress=None if args.quiet else print_progress) if to_run else []
         except RunInterrupted as exc:  # report what finished, marked interrupted
             results, interrupted = exc.results, exc.signum
             print(f"\nggspec: {exc}; the report holds the checks that finished", file=sys.stderr, flush=True)
+        if keys:
+            from .cache import store
+
+            for res in results if not interrupted else []:
+                store(keys[res.check], res)
+        if cached:  # the reused verdicts, in the selection's order
+            order = {n: i for i, n in enumerate(names if names is not None else sorted(checks))}
+            results = sorted(results + cached, key=lambda r: order[r.check])
     elapsed = time.monotonic() - t0
     planned = {n: checks[n].clauses for n in (names if names is not None else sorted(checks))}
     found = known_mod.apply(verdicts(results, planned, {n: c.clauses for n, c in checks.items()}), known, cfg.target)
@@ -240,6 +254,41 @@ def _run_folder(args: argparse.Namespace) -> str:
     from ..adapters.external import cache_dir
 
     return str(cache_dir() / "runs" / f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{os.getpid()}")
+
+
+def _changed(rev: str, checks: dict[str, Check], names: list[str] | None) -> list[str]:
+    """`--changed REV`: the selection cut to the checks the changed files reach; prints why."""
+    from .changed import select_changed
+
+    chosen, lines = select_changed(rev, checks)
+    if names is not None:
+        chosen = [n for n in chosen if n in set(names)]
+        lines[0] += f", {len(chosen)} of them in the --select/--deselect selection"
+    print("ggspec check " + "\n".join(lines), file=sys.stderr, flush=True)
+    if not chosen:
+        print(f"ggspec check: nothing to run: no check can see the changes since {rev}", file=sys.stderr)
+    return chosen
+
+
+def _cached(args: argparse.Namespace, cfg: RunConfig, checks: dict[str, Check],
+            names: list[str] | None) -> tuple[list[CheckResult], list[str], dict[str, str]]:
+    """The verdict cache (cache.py): (the reused results, the checks left to run, their keys;
+    no keys when the cache is off). Prints what it reused, or why it is off."""
+    from . import cache
+
+    selected = names if names is not None else sorted(checks)
+    off = cache.off_reason(args.no_cache, cfg, args.seed is not None)
+    if off is not None:
+        if not args.no_cache and not args.quiet:
+            print(f"ggspec check: verdict cache off ({off})", file=sys.stderr, flush=True)
+        return [], selected, {}
+    target = cache.target_key(cfg.target)
+    keys = {n: cache.key(checks[n], cfg, target) for n in selected}
+    cached = [r for r in (cache.load(keys[n]) for n in selected) if r is not None]
+    hit = {r.check for r in cached}
+    print(f"ggspec check: verdict cache: {len(hit)} of {len(selected)} check(s) reused from {cache.verdict_dir()} "
+          "(unchanged check, reference, target, seed, size, profile; --no-cache runs them)", file=sys.stderr, flush=True)
+    return cached, [n for n in selected if n not in hit], {n: k for n, k in keys.items() if n not in hit}
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -410,6 +459,12 @@ def main(argv: list[str] | None = None) -> int:
     chk.add_argument("--baseline", metavar="OLD.json",
                      help="compare with an earlier JSON report: list newly failing, newly passing and now unsupported "
                           "clauses; exit 1 only when a clause fails that did not fail in OLD.json")
+    chk.add_argument("--changed", nargs="?", const="HEAD", metavar="REV",
+                     help="only the checks the files changed since REV (default HEAD; untracked files included) "
+                          "can reach, through the traceability matrix; prints what it selected and why")
+    chk.add_argument("--no-cache", action="store_true",
+                     help="run every check, even one whose verdict the cache holds (a run with --seed or --derandomize "
+                          "reuses the verdict of an unchanged check on an unchanged target; CI=true turns it off)")
     chk.add_argument("--strict", action="store_true", help="also fail when a clause is uncovered or a known failure passed")
     chk.add_argument("--quiet", action="store_true", help="no progress lines")
     chk.add_argument("-v", "--verbose", action="store_true", help="show each failure's whole difference, not its first lines")
