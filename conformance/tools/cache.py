@@ -13,7 +13,8 @@ Only a run with a fixed seed (`--seed N` or `--derandomize`) uses the cache: wit
 draws new examples, and a stored verdict would not be the verdict of this run. Only pass, fail and
 unsupported verdicts are stored (a crash or a timeout is run again). The cache lives in
 `cache_dir()/verdicts` (GGSPEC_CACHE, else ~/.cache/ggspec), never in the repository; `--no-cache`
-turns it off, and so does CI=true in the environment (CI runs every check).
+turns it off, and so do CI=true (CI runs every check) and GGSPEC_VERDICT_CACHE=off (the test suite
+sets it: its runs neither read nor write the user's cache).
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ def off_reason(no_cache: bool, cfg: RunConfig, seed_given: bool) -> str | None:
         return "--no-cache"
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
         return "CI=true"
+    if os.environ.get("GGSPEC_VERDICT_CACHE", "") == "off":  # the test suite's runs (tests/conftest.py)
+        return "GGSPEC_VERDICT_CACHE=off"
     if not seed_given and not cfg.derandomize:
         return "no --seed (each run draws new examples)"
     return None
