@@ -22,7 +22,8 @@ RUN = ["check", "--select", CHECK, "--max-examples", "3", "--seed", "11", "--no-
 
 
 def ggspec(tmp_path: Path, *args: str, ci: bool = False) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("CI", "GGSPEC_VERDICT_CACHE")} | {"GGSPEC_CACHE": str(tmp_path / "cache")}
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "GGSPEC_VERDICT_CACHE")}
+    env["GGSPEC_CACHE"] = str(tmp_path / "cache")
     if ci:
         env["CI"] = "true"
     return subprocess.run([sys.executable, "-m", "ggspec.conformance", *args], cwd=ROOT, capture_output=True,
