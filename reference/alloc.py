@@ -473,6 +473,7 @@ def _alloc_graph_impl(galloc: Gallocr, g: CGraph) -> None:
             tallocr_alloc(_node_tallocr(galloc, s), s)
     waiting = {id(s) for s in inputs}  # inputs whose first reader the walk has not reached
     freed: set[int] = set()  # the allocators that got a range back so far
+    walked = False  # whether the walk has placed a node yet
     last_barrier = 0
     for ind, entry in enumerate(entries):
         if not seq or entry != -1:
@@ -480,10 +481,13 @@ def _alloc_graph_impl(galloc: Gallocr, g: CGraph) -> None:
             for parent in _sources(node):
                 if id(parent) in waiting:
                     waiting.discard(id(parent))
-                    if id(_node_tallocr(galloc, parent)) in freed:  # rc.8 may place it on a released range
+                    # the two profiles part here: rc.8 places this input only now, after a node
+                    # (in another order, on another range, maybe one released earlier)
+                    if walked or id(_node_tallocr(galloc, parent)) in freed:
                         node.world.errata_taken.add("ALLOC-20")
                 _place(galloc, parent)
             _place(galloc, node)
+            walked = True
         if not seq or entry == -1:
             done = entries[last_barrier:ind] if seq else [entry]
             for i in done:

@@ -92,3 +92,29 @@ def test_rc8_under_fixed_fails_exactly_the_errata_under_five_seeds(rc8_available
     first = failing[SEEDS[0]]
     assert all(f == first for f in failing.values()), failing
     assert first == _errata(), sorted(first ^ _errata())
+
+
+def test_eager_inputs_difference_is_blamed_on_alloc_20() -> None:
+    """Seed 2 drew this measure-then-place example: nothing is released, yet `fixed` places
+    `in1` before the walk and rc.8 only at `n3`, so the entry logs part (init_tensor 'in1' vs
+    'n0'). The reference records ALLOC-20's branch, and the difference is the erratum's, not
+    ALLOC-3's or ALLOC-21's."""
+    from ggspec.conformance.engine.differential import Example, erratum_behind
+    from ggspec.conformance.strategies import GraphSpec, Leaf, Node, Placement
+    from ggspec.reference.vdev import ALL_OPS, VDevParams
+
+    load_checks()
+    chk = CHECKS["alloc.measured_size_suffices"]
+    vdev = VDevParams(name="VDEV", alignment=1, lazy=False, async_entries=False, buffer_cpy_tensor=False,
+                      cpy_tensor_async=False, alloc_pad=0, ops=ALL_OPS)
+    leafs = tuple(Leaf(name=f"in{k}", type=0, ne=(4, 1), place=-1, weights=False, seed=k, int_range=1) for k in (0, 1))
+    nodes = (Node(name="n0", op="gelu", srcs=("in0",), params=()), Node(name="n1", op="gelu", srcs=("in0",), params=()),
+             Node(name="n2", op="gelu", srcs=("in0",), params=()), Node(name="n3", op="cpy", srcs=("in0", "in1"), params=()))
+    args = {"placement": Placement(kind="vdev", vdev=vdev),
+            "spec": GraphSpec(leafs=leafs, nodes=nodes, outputs=("n0", "n1", "n2", "n3"), graph_size=256),
+            "seq": "none", "same_galloc": False}
+    fixed, rc8 = run_on_reference(chk, args, Profile.FIXED), run_on_reference(chk, args, Profile.RC8)
+    assert fixed.ending == rc8.ending == "ok"
+    assert fixed.entry_log != rc8.entry_log
+    assert "ALLOC-20" in fixed.errata & rc8.errata
+    assert erratum_behind(Example(chk, args, fixed, rc8), Profile.FIXED) == "ALLOC-20"
