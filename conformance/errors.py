@@ -126,3 +126,16 @@ class MergeError(ValueError):
 
 class KnownFileError(ValueError):
     """The known-failures file is missing, not TOML, or has a wrong entry."""
+
+
+class AnchorError(ValueError):
+    """An rc8 head line of a clause that does not parse, or an anchor that names nothing in rc.8
+    (tools/rc8lines.py)."""
+
+
+class SourcesMissing(FileNotFoundError):
+    """The rc.8 package is not in the cache (tools/rc8lines.py)."""
+
+
+class ChangedError(ValueError):
+    """`--changed` cannot work here: not a git repository, or an unknown revision (tools/changed.py)."""

@@ -30,6 +30,7 @@ from pathlib import Path
 from ggspec.reference.clauses import catalogue
 
 from ..engine.registry import Check
+from ..errors import ChangedError
 from .trace import enforcing_places
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,10 +47,6 @@ NATIVE_AREAS: dict[str, tuple[str, ...]] = {
 }
 #: folders and files whose changes no check can see
 _INERT = ("docs/", "bench/", "tests/", ".ci/", ".github/", "README.md", ".gitignore")
-
-
-class ChangedError(ValueError):
-    """`--changed` cannot work here: not a git repository, or an unknown revision."""
 
 
 @dataclass(frozen=True)

@@ -237,16 +237,18 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     if not _on(config) or getattr(config, "workerinput", None) is not None or not config.getoption("ggspec_json"):
         return
-    from ..engine.results import verdicts
+    from ..engine.results import NOT_SELECTED, verdicts
     from ..reports import known as known_mod
     from ..reports import report
 
     run = _run(config)
     data = {"checks": sorted(_PENDING, key=lambda r: r["name"]), "clauses": []}
     _, results = report.from_json(data)
-    found = known_mod.apply(verdicts(results), run.known, run.cfg.target)
-    if len(results) < len(run.checks):  # a selection: the clauses it covers, as ggspec check --select reports them
-        found = [v for v in found if v.status != "uncovered"]
+    planned = {n: run.checks[n].clauses for n in run.names}
+    found = known_mod.apply(verdicts(results, planned, {n: c.clauses for n, c in run.checks.items()}),
+                            run.known, run.cfg.target)
+    if len(run.names) < len(run.checks):  # a selection: the clauses it touches, as ggspec check --select reports them
+        found = [v for v in found if v.status not in (NOT_SELECTED, "uncovered")]
     started, t0 = config.stash[_STARTED]
     from ..adapters import describe_target
 

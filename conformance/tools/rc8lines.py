@@ -22,6 +22,7 @@ from functools import cache
 from pathlib import Path
 
 from ..adapters.rc8 import PACKAGE, rc8_dir
+from ..errors import AnchorError, SourcesMissing
 
 #: the files anchors may name (ggml's own sources in whisper.rn's package/cpp/)
 FILES = ("ggml.c", "ggml.h", "ggml-alloc.c", "ggml-alloc.h", "ggml-backend.c", "ggml-backend.h",
@@ -30,14 +31,6 @@ FILES = ("ggml.c", "ggml.h", "ggml-alloc.c", "ggml-alloc.h", "ggml-backend.c", "
 _NONE = re.compile(r"^none\s+(?:—|--)\s*(\S.*)$")
 _ITEM = re.compile(r"`([^`]+)`|([A-Za-z_]\w*)")
 _PREFIX = re.compile(r"\b(?:wsp_|WSP_)")
-
-
-class AnchorError(ValueError):
-    """An rc8 head line that does not parse, or an anchor that names nothing in rc.8."""
-
-
-class SourcesMissing(FileNotFoundError):
-    """The rc.8 package is not in the cache."""
 
 
 @dataclass(frozen=True)
