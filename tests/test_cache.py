@@ -21,11 +21,10 @@ CHECK = "tdata.set_writes_the_range"
 RUN = ["check", "--select", CHECK, "--max-examples", "3", "--seed", "11", "--no-c-reproducers"]
 
 
-def ggspec(tmp_path: Path, *args: str, ci: bool = False) -> subprocess.CompletedProcess[str]:
+def ggspec(tmp_path: Path, *args: str, **more_env: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "GGSPEC_VERDICT_CACHE")}
     env["GGSPEC_CACHE"] = str(tmp_path / "cache")
-    if ci:
-        env["CI"] = "true"
+    env.update(more_env)
     return subprocess.run([sys.executable, "-m", "ggspec.conformance", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=600, env=env)
 
@@ -44,8 +43,10 @@ def test_a_rerun_reuses_the_verdict_and_says_so_and_no_cache_runs_it(tmp_path: P
     assert _table(again.stdout) == _table(first.stdout) and _table(first.stdout)
     off = ggspec(tmp_path, *RUN, "--no-cache")
     assert off.returncode == 0 and "reused" not in off.stderr and _table(off.stdout) == _table(first.stdout)
-    ci = ggspec(tmp_path, *RUN, ci=True)
+    ci = ggspec(tmp_path, *RUN, CI="true")
     assert "verdict cache off (CI=true)" in ci.stderr and "reused" not in ci.stderr
+    suite = ggspec(tmp_path, *RUN, GGSPEC_VERDICT_CACHE="off")  # what tests/conftest.py sets for the suite
+    assert "verdict cache off (GGSPEC_VERDICT_CACHE=off)" in suite.stderr and "reused" not in suite.stderr
     other_seed = ggspec(tmp_path, *RUN[:-3], "--seed", "12", "--no-c-reproducers")
     assert "verdict cache: 0 of 1 check(s) reused" in other_seed.stderr
     no_seed = ggspec(tmp_path, *RUN[:-3], "--no-c-reproducers")
