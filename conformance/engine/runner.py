@@ -39,17 +39,15 @@ def load_checks() -> dict[str, Check]:
     return CHECKS
 
 
+def _settings(cfg: RunConfig, **extra: Any) -> settings:
+    """Hypothesis' settings for one check of the run: the run's size, seed mode, no database."""
+    return settings(max_examples=cfg.examples, deadline=None, derandomize=cfg.derandomize, database=None,
+                    suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.generate, Phase.shrink],
+                    print_blob=False, **extra)
+
+
 def _hypothesis_test(chk: Check, cfg: RunConfig, counter: list[int], state: RunState) -> Callable[[], None]:
-    @settings(
-        max_examples=cfg.examples,
-        deadline=None,
-        derandomize=cfg.derandomize,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-        phases=[Phase.explicit, Phase.generate, Phase.shrink],
-        print_blob=False,
-        report_multiple_bugs=False,  # one shrunk failure with its reproducer, not an ExceptionGroup
-    )
+    @_settings(cfg, report_multiple_bugs=False)  # one shrunk failure with its reproducer, not an ExceptionGroup
     @given(args=st.fixed_dictionaries(chk.strategies))
     def test(args: dict[str, Any]) -> None:
         counter[0] += 1
@@ -83,15 +81,7 @@ def _machine_test(chk: Check, cfg: RunConfig, counter: list[int], state: RunStat
         return machine()
 
     seed(cfg.seed)(factory)
-    machine_settings = settings(
-        max_examples=cfg.examples,
-        deadline=None,
-        derandomize=cfg.derandomize,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-        phases=[Phase.explicit, Phase.generate, Phase.shrink],
-        print_blob=False,
-    )
+    machine_settings = _settings(cfg)
 
     # typed loosely on purpose: hypothesis' own annotation of this function changed across releases
     run_machine: Any = run_state_machine_as_test
