@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -229,3 +230,19 @@ def test_a_target_name_is_case_insensitive() -> None:
 
     ns = argparse.Namespace(target="RC8", include=None, lib=None, prefix=None)
     assert _target_name(ns) == "rc8"
+
+
+def test_device_is_set_for_the_run_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """`--device webgpu` reaches the workers through $GGSPEC_DEVICE; an in-process caller (a test,
+    a notebook) must not find it still set afterwards, or its later targets would get WebGPU."""
+    from ggspec.conformance.tools.cli import main
+
+    monkeypatch.delenv("GGSPEC_DEVICE", raising=False)
+    monkeypatch.setenv("GGSPEC_CACHE", str(tmp_path / "cache"))
+    code = main(["check", "--target", "reference", "--device", "webgpu", "--select", "buft.buft_alignment",
+                 "--max-examples", "1", "--no-cache", "--quiet", "--json", str(tmp_path / "r.json")])
+    capsys.readouterr()
+    assert code == 0
+    assert json.loads((tmp_path / "r.json").read_text())["target_description"]["device"] == "webgpu"
+    assert "GGSPEC_DEVICE" not in os.environ

@@ -124,13 +124,27 @@ def _target_name(args: argparse.Namespace) -> str:
 
 
 def _check(args: argparse.Namespace) -> int:
+    """`ggspec check`; `--device` reaches every worker through `$GGSPEC_DEVICE`
+    (adapters/webgpu_device.py), set for the run only, so an in-process caller's later targets
+    are not changed by it."""
+    saved = os.environ.get("GGSPEC_DEVICE")
+    if args.device != "vdev":
+        os.environ["GGSPEC_DEVICE"] = args.device
+    try:
+        return _check_run(args)
+    finally:
+        if saved is None:
+            os.environ.pop("GGSPEC_DEVICE", None)
+        else:
+            os.environ["GGSPEC_DEVICE"] = saved
+
+
+def _check_run(args: argparse.Namespace) -> int:
     from ..reports import known as known_mod
     from .select import select
 
     args.target = _target_name(args)
     _counts(args)
-    if args.device != "vdev":  # read by make_target in every worker (adapters/webgpu_device.py)
-        os.environ["GGSPEC_DEVICE"] = args.device
     for option in ("json", "junit", "html"):
         _writable(f"--{option}", getattr(args, option, None))
     checks = load_checks()
