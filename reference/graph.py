@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from .checked import checked, nonnull
 from .clauses import implements, require, undefined
-from .tensor import Context, Tensor, dup_tensor
-from .types import MAX_NAME, Op
+from .tensor import Context, Tensor, cut_name, dup_tensor
+from .types import Op
 
 DEFAULT_GRAPH_SIZE = 2048
 
@@ -181,7 +181,7 @@ def new_graph(ctx: Context) -> CGraph:
 
 def _name_if_unnamed(t: Tensor, name: str) -> None:
     if not t.name:
-        t.name = name[: MAX_NAME - 1]
+        t.name = cut_name(name)
 
 
 def _append(g: CGraph, t: Tensor) -> None:
@@ -278,5 +278,5 @@ def set_param(ctx: Context, t: Tensor) -> None:
     t.is_param = True
     require(t.grad is None, "CORE-14")
     grad = dup_tensor(ctx, t)
-    grad.name = f"{t.name} (grad)".encode()[: MAX_NAME - 1].decode("utf-8", errors="ignore")
+    grad.name = cut_name(f"{t.name} (grad)")
     t.grad = grad

@@ -33,8 +33,8 @@ from .quants import (
     round_f16,
     vec_dot_q_q8_0,
 )
-from .tensor import Context, Tensor, contiguous_strides, dup_tensor, nbytes
-from .types import MAX_DIMS, MAX_NAME, GGMLType, Op, row_size, traits, type_size
+from .tensor import Context, Tensor, contiguous_strides, cut_name, dup_tensor, nbytes
+from .types import MAX_DIMS, GGMLType, Op, row_size, traits, type_size
 from .world import World
 
 F32 = npt.NDArray[np.float32]
@@ -172,8 +172,8 @@ def op_param_i32(t: Tensor, i: int = 0) -> int:
 
 
 def _set_name(t: Tensor, text: str) -> None:
-    """snprintf into char name[64]: at most 63 bytes are kept."""
-    t.name = text.encode("utf-8")[: MAX_NAME - 1].decode("utf-8", errors="ignore")
+    """snprintf into char name[64]: at most 63 bytes are kept (CORE-80)."""
+    t.name = cut_name(text)
 
 
 # --- making result tensors -----------------------------------------------------------------

@@ -33,8 +33,8 @@ from .checked import checked, nonnull
 from .clauses import implements, require, undefined
 from .copy import tensor_copy_async
 from .graph import CGraph, HashSet, graph_view, hash_size, new_graph_custom
-from .tensor import Context, Tensor
-from .types import MAX_NAME, Op
+from .tensor import Context, Tensor, cut_name
+from .types import Op
 from .world import World
 
 MAX_BACKENDS = 16
@@ -325,7 +325,7 @@ def _dup_tensor_layout(ctx: Context, t: Tensor, name: str) -> Tensor:
     """A new tensor with `t`'s type, extents and strides (`ggml_dup_tensor_layout`)."""
     dup = ctx.new_tensor(t.type, t.ne)
     dup.nb = list(t.nb)
-    dup.name = name[: MAX_NAME - 1]
+    dup.name = cut_name(name)
     return dup
 
 

@@ -186,7 +186,7 @@ class Context:
         if not 1 <= len(ne) <= MAX_DIMS or any(int(n) < 0 for n in ne):
             raise ValueError(f"ne must be 1 to {MAX_DIMS} non-negative extents, got {list(ne)}")
         full = [int(n) for n in ne] + [1] * (MAX_DIMS - len(ne))
-        t = Tensor(self, GGMLType(type_), full, contiguous_strides(GGMLType(type_), full), name=name[: MAX_NAME - 1])
+        t = Tensor(self, GGMLType(type_), full, contiguous_strides(GGMLType(type_), full), name=cut_name(name))
         if not self.no_alloc:
             t.data = self.world.host_alloc(nbytes(t), f"context memory of {name!r}").base
         self.tensors.append(t)
@@ -213,7 +213,7 @@ class Context:
         t = Tensor(self, a.type, full, view_strides(a.type, full, nb), op=Op.VIEW, view_src=root, view_offs=offs)
         t.op_params = struct.pack("<Q", offset)
         t.src[0] = a
-        t.name = f"{a.name} (view)"[: MAX_NAME - 1]
+        t.name = cut_name(f"{a.name} (view)")
         t.data = root.data + offs if root.data is not None else None
         self.tensors.append(t)
         return t
@@ -251,6 +251,28 @@ def new_tensor(ctx: Context, type_: GGMLType, ne: Sequence[int], name: str = "")
 def dup_tensor(ctx: Context, a: Tensor) -> Tensor:
     """`ggml_dup_tensor`: a fresh unnamed tensor of `a`'s type and shape (contiguous, CORE-2)."""
     return ctx.new_tensor(a.type, a.ne)
+
+
+@implements("CORE-80")
+def set_name(t: Tensor, name: str) -> None:
+    """CORE-80: "a name of up to 63 bytes is kept whole, and one of 64 bytes or more keeps its
+    first 63 bytes, always terminated. The cut is in bytes, not characters." A character cut
+    at byte 63 is kept as its leading bytes (surrogate escapes, see `name_bytes`)."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, got {type(name).__name__}")
+    t.name = cut_name(name)
+
+
+def cut_name(text: str) -> str:
+    """`text` as the 64-byte name array keeps it: its first 63 bytes (CORE-80; snprintf into
+    the array cuts the same way)."""
+    return name_bytes(text)[: MAX_NAME - 1].decode("utf-8", errors="surrogateescape")
+
+
+def name_bytes(name: str) -> bytes:
+    """The bytes of a name as the 64-byte array holds them (a name cut inside a character keeps
+    that character's leading bytes as surrogate escapes)."""
+    return name.encode("utf-8", errors="surrogateescape")
 
 
 @checked

@@ -328,10 +328,10 @@ class ReferenceTarget:
     # graphs ----------------------------------------------------------------------------------
 
     def set_name(self, t: Tensor, name: str) -> None:
-        t.name = name[:63]
+        TN.set_name(t, name)
 
-    def tensor_name(self, t: Tensor) -> str:
-        return t.name
+    def tensor_name(self, t: Tensor) -> str:  # as the C adapters read the array back (capi.py)
+        return TN.name_bytes(t.name).decode("utf-8", errors="replace")
 
     def op(self, kind: str, srcs: Sequence[Tensor | None], params: Sequence[float]) -> Tensor:
         return build_op(self.ctx, kind, srcs, params)

@@ -48,6 +48,29 @@ def new_tensors_are_contiguous(t: Target, rec: Recorder, spec: TensorSpec, name:
     rec("tensor", t.tensor_info(t.new_tensor(spec.type, spec.ne, name)))
 
 
+#: a name of 62 ASCII bytes and then "é" (2 bytes): the character straddles the 63-byte cut
+_WIDE_AT_CUT = "n" * 62 + "\u00e9tail"
+
+
+@example(length=63, wide=False)
+@example(length=64, wide=False)
+@example(length=100, wide=False)
+@example(length=66, wide=True)
+@check("CORE-80", length=st.integers(0, 100), wide=st.booleans())
+def set_name_keeps_63_bytes(t: Target, rec: Recorder, length: int, wide: bool) -> None:
+    """set_name with a name of `length` characters (ASCII; with `wide`, 62 ASCII bytes, a
+    2-byte character across the cut and ASCII after it), read back with get_name; then the
+    names rc.8 writes itself from it (CONT's "<a> (cont)", a view's "<a> (view)"), cut at the
+    same 63 bytes (deterministic: 63 is kept whole, 64 and 100 lose their tail, the wide
+    character keeps its first byte)."""
+    name = (_WIDE_AT_CUT if wide else "0123456789abcdefghijklmnopqrstuvwxyz" * 3)[:length]
+    x = t.new_tensor(int(GGMLType.F32), (4,), "x")
+    t.set_name(x, name)
+    rec("name", t.tensor_name(x))
+    rec("CONT's name", t.tensor_name(t.op("cont", [x], [])))
+    rec("a view's name", t.tensor_name(t.op("view", [x], [2, 0])))
+
+
 @st.composite
 def _root_and_view(draw: st.DrawFn) -> tuple[TensorSpec, ViewSpec]:
     root = draw(tensor_specs(type_=all_types), label="root")

@@ -1104,12 +1104,12 @@ def many_graphs_through_one_scheduler(t: Target, rec: Recorder, rounds: int) -> 
 
 
 @example(extra=7)
-@check("SCHED-19", extra=st.integers(0, 16))
+@check("SCHED-19", "CORE-80", extra=st.integers(0, 16))
 def copies_of_inputs_with_long_names(t: Target, rec: Recorder, extra: int) -> None:
     """An input x named with 63 + `extra` bytes, read by a node pinned to the device: set_name
     keeps the first 63 bytes (the names are 64-byte arrays written with snprintf), and the
     scheduler's copy, named `DEVICE#name` the same way, keeps the first 63 bytes of that
-    (SCHED-19; deterministic)."""
+    (SCHED-19, CORE-80; deterministic)."""
     name = ("n" * 56 + "0123456789abcdefghijklmnopqrstuv")[: 63 + extra]
     spec = GraphSpec((Leaf("x", F32, (4, 2), 1, seed=4),), (Node("d", "scale", ("x",), (2.0,)),), ("d",))
     g = SchedGraph(spec, (("d", 0),))
