@@ -22,7 +22,9 @@ from __future__ import annotations
 import functools
 import os
 import re
+import sys
 from collections.abc import Sequence
+from typing import Any
 
 import cffi
 
@@ -295,21 +297,169 @@ def build_variant(
     defines: Sequence[str] = (),
     extra_cflags: Sequence[str] = (),
     extra_ldflags: Sequence[str] = (),
+    cache_dir: str | None = None,
 ) -> str:
     """Compile a variant module into `tmpdir`; returns the path of the shared library.
+
+    The C files are compiled in parallel (`compile_module`); with `cache_dir` (default:
+    ``$GGSPEC_BUILD_CACHE``, which the test suite sets to one folder per test run) an object whose
+    compiler command and preprocessed text were compiled before is reused from there, so variants
+    that differ in one define recompile only the files that define reaches.
 
     Import it with ``sys.path`` holding `tmpdir`, or through ``native.load_lib`` with
     ``GGSPEC_NATIVE_MODULE=<tmpdir>:<module_name>``. The flags it was built with are recorded in
     ``<tmpdir>/<module_name>.build.json`` (see `variant_flags`): a C reproducer needs them.
     """
     ffi = make_ffibuilder(module_name, defines, extra_cflags, extra_ldflags)
-    path: str = ffi.compile(tmpdir=tmpdir, verbose=False)
+    path = compile_module(ffi, tmpdir, cache_dir if cache_dir is not None else os.environ.get(BUILD_CACHE_ENV) or None)
     import json
 
     with open(os.path.join(tmpdir, f"{module_name}.build.json"), "w", encoding="utf-8") as f:
         json.dump({"module": module_name, "defines": list(defines), "cflags": [*DEFAULT_CFLAGS, *extra_cflags],
                    "ldflags": list(extra_ldflags)}, f, indent=1)
     return path
+
+
+#: a folder of compiled objects `build_variant` reuses (see `compile_module`); unset: none
+BUILD_CACHE_ENV = "GGSPEC_BUILD_CACHE"
+
+
+@functools.cache
+def _compiler_identity(exe: str) -> str:
+    """What `exe --version` prints (part of an object's cache key), or the bare name."""
+    import subprocess
+
+    try:
+        return subprocess.run([exe, "--version"], capture_output=True, text=True, check=False, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return exe
+
+
+class _Lock:
+    """An exclusive lock on a file (fcntl.flock; no lock where fcntl is missing): two processes
+    that need the same object compile it once, the second waits and reuses it."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.fd: int | None = None
+
+    def __enter__(self) -> _Lock:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX
+            return self
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing releases the flock
+            self.fd = None
+
+
+def _cached_compile(compiler: Any, cache_dir: str) -> Any:
+    """`compiler._compile` (one source to one object, distutils' UnixCCompiler) through a cache.
+
+    The key is the sha256 of the compiler's identity, the full command (the source's path as a
+    placeholder) and the source as the same command preprocesses it (``-E``: every header, define
+    and flag that reaches it), like ccache's preprocessor mode."""
+    import hashlib
+    import shutil
+    import subprocess
+
+    original = compiler._compile
+    objects = os.path.join(cache_dir, "objects")
+    os.makedirs(objects, exist_ok=True)
+
+    def _compile(obj: str, src: str, ext: str, cc_args: list[str], extra_postargs: list[str], pp_opts: list[str]) -> None:
+        command = [*compiler.compiler_so, *cc_args, src, *extra_postargs]
+        pre = subprocess.run([*compiler.compiler_so, *[a for a in cc_args if a != "-c"], "-E", src, *extra_postargs],
+                             capture_output=True, check=False)
+        if pre.returncode != 0:  # the compile itself says what is wrong
+            original(obj, src, ext, cc_args, extra_postargs, pp_opts)
+            return
+        h = hashlib.sha256(_compiler_identity(compiler.compiler_so[0]).encode())
+        # the preprocessor's options (-D, -U, -I) are in the preprocessed text: a define that reaches
+        # no line of this source leaves its object's key as it is
+        h.update("\0".join("<source>" if a == src else a for a in command if a not in pp_opts).encode())
+        h.update(pre.stdout.replace(os.fsencode(src), b"<source>"))
+        cached = os.path.join(objects, h.hexdigest() + ".o")
+        with _Lock(cached + ".lock"):
+            if os.path.isfile(cached):
+                shutil.copyfile(cached, obj)
+                return
+            original(obj, src, ext, cc_args, extra_postargs, pp_opts)
+            partial = f"{cached}.{os.getpid()}.tmp"
+            shutil.copyfile(obj, partial)
+            os.replace(partial, cached)
+
+    return _compile
+
+
+def _parallel_compile(compiler: Any) -> Any:
+    """`compiler.compile` with its sources compiled by a pool of threads (distutils compiles one
+    after the other); the same commands, the same objects."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def compile(sources: list[str], output_dir: str | None = None, macros: Any = None, include_dirs: Any = None,
+                debug: int = 0, extra_preargs: Any = None, extra_postargs: Any = None, depends: Any = None) -> list[str]:
+        macros, objects, extra_postargs, pp_opts, build = compiler._setup_compile(
+            output_dir, macros, include_dirs, sources, depends, extra_postargs)
+        cc_args = compiler._get_cc_args(pp_opts, debug, extra_preargs)
+        todo = [(obj, *build[obj]) for obj in objects if obj in build]
+        with ThreadPoolExecutor(max_workers=max(1, min(len(todo), os.cpu_count() or 1))) as pool:
+            for f in [pool.submit(compiler._compile, obj, src, ext, cc_args, extra_postargs, pp_opts)
+                      for obj, src, ext in todo]:
+                f.result()
+        return list(objects)
+
+    return compile
+
+
+def compile_module(ffi: cffi.FFI, tmpdir: str, cache_dir: str | None = None) -> str:
+    """Compile `ffi`'s module into `tmpdir` (what ``ffi.compile(tmpdir=tmpdir)`` does: the same
+    distutils build_ext, the same commands), its C files in parallel, and with `cache_dir`
+    through an object cache (`_cached_compile`); returns the shared library's path. Where the
+    distutils it needs cannot be had, or the compiler is not distutils' Unix one, it is
+    ``ffi.compile`` itself."""
+    try:
+        from cffi._shimmed_dist_utils import CompileError, Distribution, LinkError, build_ext  # ffi.compile's
+    except Exception:  # pragma: no cover - no usable distutils
+        return str(ffi.compile(tmpdir=tmpdir, verbose=False))
+
+    class _BuildExt(build_ext):  # type: ignore[misc]
+        def build_extension(self, ext: Any) -> Any:
+            cc = self.compiler
+            if all(hasattr(cc, a) for a in ("_compile", "_setup_compile", "_get_cc_args", "compiler_so")):
+                if cache_dir:
+                    cc._compile = _cached_compile(cc, cache_dir)
+                cc.compile = _parallel_compile(cc)
+            return super().build_extension(ext)
+
+    tmpdir = os.path.abspath(tmpdir)
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()):  # cffi prints "generating <file>.c"
+        ext = ffi.distutils_extension(tmpdir, verbose=False)
+    dist = Distribution({"ext_modules": [ext], "cmdclass": {"build_ext": _BuildExt}})
+    options = dist.get_option_dict("build_ext")
+    options["debug"] = ("ggspec", bool(sys.flags.debug))
+    options["force"] = ("ggspec", True)
+    options["build_lib"] = ("ggspec", tmpdir)
+    options["build_temp"] = ("ggspec", tmpdir)
+    saved = os.environ.copy()
+    try:
+        dist.run_command("build_ext")
+    except (CompileError, LinkError) as e:  # as ffi.compile reports them
+        raise cffi.VerificationError(f"{e.__class__.__name__}: {e}") from e
+    finally:
+        if os.environ != saved:  # as ffi.compile: distutils may set variables (on Windows)
+            os.environ.clear()
+            os.environ.update(saved)
+    (so,) = dist.get_command_obj("build_ext").get_outputs()
+    return os.path.abspath(str(so))
 
 
 def variant_flags(tmpdir: str, module_name: str) -> dict[str, list[str]] | None:
@@ -332,7 +482,6 @@ if __name__ == "__main__":
     # (run it as a module: run as a script, native/copy.py would shadow the stdlib's copy);
     # `python -m ggspec.native.build --cdef`: print the cdef cffi is given
     import glob
-    import sys
 
     if sys.argv[1:] == ["--cdef"]:
         sys.stdout.write(read_cdef())

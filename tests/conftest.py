@@ -1,9 +1,10 @@
 """Shared pytest configuration: hypothesis run-size profiles (dev, ci, thorough), the seed
-printed in the header, and a marker for tests that need the native build."""
+printed in the header, and one object cache for the run's native builds (below)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -19,3 +20,26 @@ os.environ["GGSPEC_VERDICT_CACHE"] = "off"
 
 def pytest_report_header(config: pytest.Config) -> str:
     return f"ggspec: hypothesis profile {os.environ.get('GGSPEC_HYPOTHESIS_PROFILE', 'dev')}"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_build_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The native variants the tests build (native.build.build_variant, in this process or in a
+    `ggspec` / docs sample it starts) share one object cache, $GGSPEC_BUILD_CACHE, for the whole
+    test run: under pytest's temporary folder of the run, the same one for every xdist worker (a
+    worker's base folder is in the run's). A variant that differs from another in one define
+    recompiles only the files that define reaches, and a variant built twice is compiled once.
+    A cache the caller set is kept (its keys are the compiler commands and preprocessed sources)."""
+    if os.environ.get("GGSPEC_BUILD_CACHE"):
+        yield
+        return
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, which holds each worker's popen-gwN
+    cache = base / "build-cache"
+    cache.mkdir(exist_ok=True)
+    os.environ["GGSPEC_BUILD_CACHE"] = str(cache)
+    try:
+        yield
+    finally:
+        os.environ.pop("GGSPEC_BUILD_CACHE", None)

@@ -110,7 +110,7 @@ def test_a_planted_pass_2_defect_is_found_and_named(planned: list[tuple[ScopeCas
     too): the bound holds a case that shows it, and the difference names pass 2.1."""
     from ggspec.native.build import build_variant
 
-    module = "ggspec_native_scope_pass2"
+    module = "ggspec_native_ggspec_defect_sched_pass2"  # as tests/test_sched_defects.py names it
     out = tmp_path_factory.mktemp(module)
     build_variant(module, str(out), defines=["GGSPEC_DEFECT_SCHED_PASS2"])
     failures = _compare(f"native:{out}:{module}", planned, fixed_too=True)

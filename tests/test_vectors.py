@@ -38,8 +38,9 @@ def replay(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def dedup_defect(tmp_path_factory: pytest.TempPathFactory) -> str:
     out = tmp_path_factory.mktemp("dedup-defect")
-    build_variant("ggspec_native_vectors_dedup", str(out), defines=[DEFECT])
-    return f"native:{out}:ggspec_native_vectors_dedup"
+    # named as tests/test_sched_defects.py names it: the run's build cache compiles it once
+    build_variant("ggspec_native_ggspec_defect_sched_dedup", str(out), defines=[DEFECT])
+    return f"native:{out}:ggspec_native_ggspec_defect_sched_dedup"
 
 
 @pytest.mark.parametrize("fixture", ["encoder", "decoder"])

@@ -951,10 +951,10 @@ def test_permute_strides_defect_variant(tmp_path: Any) -> None:
 
     from ggspec.native.build import build_variant
 
-    build_variant("_ggspec_defect_permute", str(tmp_path), defines=["GGSPEC_DEFECT_PERMUTE_STRIDES"])
+    build_variant("ggspec_native_permute_defect", str(tmp_path), defines=["GGSPEC_DEFECT_PERMUTE_STRIDES"])
     sys.path.insert(0, str(tmp_path))
     try:
-        mod = importlib.import_module("_ggspec_defect_permute")
+        mod = importlib.import_module("ggspec_native_permute_defect")
     finally:
         sys.path.remove(str(tmp_path))
     dffi, dlib = mod.ffi, mod.lib
