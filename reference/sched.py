@@ -33,13 +33,21 @@ from .checked import checked, nonnull
 from .clauses import implements, require, undefined
 from .copy import tensor_copy_async
 from .graph import CGraph, HashSet, graph_view, hash_size, new_graph_custom
-from .tensor import Context, Tensor, cut_name
+from .tensor import TENSOR_OVERHEAD, Context, Tensor, cut_name
 from .types import Op
 from .world import World
 
 MAX_BACKENDS = 16
 MAX_SPLITS = 256
 MAX_SPLIT_INPUTS = 16
+
+#: SCHED-40: the scheduler's context is a fixed array of room for MAX_SPLITS * MAX_SPLIT_INPUTS
+#: tensor structs and one graph struct (64-bit rc.8: 368 and 80 bytes); every object in it
+#: takes a 32-byte header and its size rounded up to 16 bytes
+GRAPH_STRUCT = 80
+OBJECT_HEADER = 32
+MEM_ALIGN = 16
+SPLIT_CONTEXT_BYTES = MAX_SPLITS * MAX_SPLIT_INPUTS * TENSOR_OVERHEAD + GRAPH_STRUCT
 
 VIEW_OPS = frozenset({Op.VIEW, Op.RESHAPE, Op.PERMUTE, Op.TRANSPOSE})
 
@@ -79,6 +87,8 @@ class Sched:
     freed: bool = False
     #: the contexts of earlier splits, freed (SCHED-34): their copies must not be read again
     retired: list[Context] = field(default_factory=list)
+    #: bytes of the split context's fixed array in use (SCHED-40)
+    ctx_used: int = 0
 
 
 # --- small helpers, each one rule ---------------------------------------------------------------
@@ -362,6 +372,7 @@ def _pass4(sched: Sched, graph: CGraph) -> None:
             copies = sched.node_copies.setdefault(_slot(sched, src), {})
             if cur_id not in copies:
                 backend = allocr_backend(sched, cur)
+                _context_take(sched, TENSOR_OVERHEAD, f"the copy of {src.name!r}")
                 copy = _dup_tensor_layout(ctx, src, f"{backend_name(backend)}#{src.name}")
                 copies[cur_id] = copy
                 _assign(sched, copy, cur, "4.cpy")
@@ -374,7 +385,9 @@ def _pass4(sched: Sched, graph: CGraph) -> None:
 def _allocation_graph(sched: Sched, graph: CGraph) -> CGraph:
     """SCHED-20, SCHED-21: per split, its input copies (linked to their inputs) then its nodes."""
     ctx = nonnull(sched.ctx, "SCHED-1", "the context of the splits")
-    out = new_graph_custom(ctx, graph.n_nodes + len(sched.splits) * MAX_SPLIT_INPUTS, False)
+    size = graph.n_nodes + len(sched.splits) * MAX_SPLIT_INPUTS
+    _context_take(sched, graph_nbytes(size), f"the allocation graph of {size} entries")
+    out = new_graph_custom(ctx, size, False)
     for split in sched.splits:
         split.graph = graph_view(graph, split.i_start, split.i_end)
         for inp in split.inputs:
@@ -387,6 +400,25 @@ def _allocation_graph(sched: Sched, graph: CGraph) -> CGraph:
             out.nodes[out.n_nodes] = graph.node(i)
             out.n_nodes += 1
     return out
+
+
+def graph_nbytes(size: int) -> int:
+    """The bytes of a graph of `size` nodes without gradients in a context: the graph struct,
+    the node and leaf arrays and the visited set of `hash_size(2 * size)` slots (CORE-7)."""
+    return GRAPH_STRUCT + 2 * 8 * size + 8 * hash_size(2 * size)
+
+
+@implements("SCHED-40")
+def _context_take(sched: Sched, nbytes: int, what: str) -> None:
+    """SCHED-40: "the objects made in the split context must fit its fixed array of
+    256·16·368 + 80 = 1,507,408 bytes: a tensor struct takes 400 bytes, the allocation graph
+    32 + (80 + 16·size + 8·hash_size(2·size)) rounded up to 16" -- past it, rc.8's context
+    returns NULL and the scheduler dereferences it (undefined behaviour under both profiles)."""
+    need = -(-nbytes // MEM_ALIGN) * MEM_ALIGN
+    if sched.ctx_used + need + OBJECT_HEADER > SPLIT_CONTEXT_BYTES:
+        undefined("SCHED-40", f"{what} needs {need} bytes in the scheduler's context after {sched.ctx_used} in use, "
+                              f"which holds {SPLIT_CONTEXT_BYTES}: ggml_new_object returns NULL, which is dereferenced")
+    sched.ctx_used += OBJECT_HEADER + need
 
 
 def _retire_context(sched: Sched) -> None:
@@ -418,6 +450,7 @@ def split_graph(sched: Sched, graph: CGraph) -> None:
     _retire_context(sched)
     _reads_no_stale_copy(sched, graph)
     sched.ctx = Context(sched.world, no_alloc=True)
+    sched.ctx_used = 0
     _pass1(sched, graph)
     _pass2(sched, graph)
     _pass3(sched, graph)

@@ -39,7 +39,9 @@ def test_sched_check_passes(name: str, target: str, profile: Profile) -> None:
 
 
 def test_every_sched_clause_has_a_check() -> None:
-    covered = {cid for name in SCHED_CHECKS for cid in CHECKS[name].clauses}
+    # the scheduler's capacities are checked in capacity.py (SCHED-40: at --size thorough only)
+    covered = {cid for name in CHECKS if name.startswith(("sched.", "capacity.")) for cid in CHECKS[name].clauses
+               if cid.startswith("SCHED-")}
     assert covered == {cid for cid in catalogue() if cid.startswith("SCHED-")}
     assert all(clause(cid).kind in ("assert", "behaviour", "limit") for cid in covered)
 

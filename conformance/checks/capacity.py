@@ -1,11 +1,17 @@
 """Capacities a large graph outgrows: the scheduler's hash set (spec/sched.md, SCHED-3;
-spec/core.md, CORE-11) and the CPU backend's work memory (spec/cpu.md, CPU-20).
+spec/core.md, CORE-11), the scheduler's split context (SCHED-40) and the CPU backend's work
+memory (spec/cpu.md, CPU-20).
 
 rc.8's scheduler sizes its node hash set once, from `sched_new`'s `graph_size`, and
 `graph_compute` / `init_measure` check only the graph's *node* count against it (SCHED-27). The
 graph's leafs take slots too, so a graph within SCHED-27's bound can still fill the set: the
 insert that finds no free slot aborts with CORE-11's assert. The check builds a graph whose
 nodes and leafs number exactly the set's slots, or one more.
+
+rc.8's scheduler makes its copies and the allocation graph in a context over a fixed array
+(SCHED-40): a one-split graph of 32,752 nodes fits, one of 32,753 does not (its allocation
+graph's visited set doubles), and rc.8 dereferences the NULL its context returns. The check
+builds both; each takes the reference model seconds, so it runs at `--size thorough` only.
 
 rc.8's CPU backend does not check the allocation of its work memory; computing without it
 aborts (CPU-20). A MUL_MAT of an F16 `a` and an F32 `b` of 2^59 elements each needs 2^60 bytes
@@ -20,7 +26,7 @@ from ggspec.reference.sched import MAX_SPLIT_INPUTS, MAX_SPLITS
 from ggspec.reference.types import GGMLType
 from hypothesis import strategies as st
 
-from ..engine.registry import Recorder, check
+from ..engine.registry import Recorder, check, example, only_at
 from ..target import Target
 
 F32 = int(GGMLType.F32)
@@ -62,6 +68,37 @@ def sched_hash_set_holds_nodes_and_leafs(t: Target, rec: Recorder, extra: int) -
     s = t.sched_new([cpu], None, GRAPH_SIZE)
     t.sched_init_measure(s, g)
     rec("n_splits", t.sched_get_n_splits(s))
+
+
+#: the most nodes a one-split graph without copies may have (SCHED-40): its allocation graph of
+#: 32,752 + 16 = 32,768 entries has a visited set of hash_size(65,536) = 65,537 slots
+CONTEXT_NODES = 32752
+
+
+@example(extra=1)  # the undefined-behaviour point under every seed (a 2-value space: both are run anyway)
+@only_at("thorough", why="its two graphs of 32,752 and 32,753 nodes take the reference model about 7 s each")
+@check("SCHED-40", extra=st.sampled_from([0, 1]))
+def sched_context_holds_the_allocation_graph(t: Target, rec: Recorder, extra: int) -> None:
+    """A CPU-only scheduler measures a chain of 32,752 + `extra` SCALE nodes over one weights
+    leaf (one split, no copies): 32,752 fit the split context (`extra` 0), 32,753 do not
+    (`extra` 1: the allocation graph's visited set doubles, rc.8 dereferences NULL)."""
+    n = CONTEXT_NODES + extra
+    cpu = t.cpu_init()
+    align = t.buft_get_alignment(t.backend_get_default_buffer_type(cpu))
+    buf = t.backend_alloc_buffer(cpu, 2 * align)
+    t.buffer_set_usage(buf, 1)  # weights: pass 1 gives the first node the CPU, pass 2 the rest (SCHED-7)
+    x = t.new_tensor(F32, (1,), "x")
+    t.tensor_alloc(buf, x, (-t.buffer_get_base(buf)) % align)
+    g = t.new_graph(n + 1)
+    y = x
+    for _ in range(n):
+        y = t.op("scale", [y], [2.0])
+    t.build_forward_expand(g, y)
+    rec("nodes, leafs", (t.graph_info(g).n_nodes, t.graph_info(g).n_leafs))
+    s = t.sched_new([cpu], None, n + 1)
+    t.sched_init_measure(s, g)
+    rec("n_splits", t.sched_get_n_splits(s))
+    t.sched_free(s)
 
 
 #: the extent of `a` and `b` whose MUL_MAT needs 2^60 bytes of work memory (b converted to F16)

@@ -49,6 +49,8 @@ class Check:
     machine: MachineFactory | None = None
     #: deterministic examples (see `example`): hypothesis runs them first under every seed
     examples: tuple[dict[str, Any], ...] = ()
+    #: the run sizes (results.PROFILES) the check runs at; None: every size (see `only_at`)
+    sizes: tuple[str, ...] | None = None
 
 
 CHECKS: dict[str, Check] = {}
@@ -97,6 +99,27 @@ def add_example(name: str, args: dict[str, Any], first: bool = False) -> None:
         raise TypeError(f"an example of {name} gives {sorted(args)}; the check takes {sorted(chk.strategies)}")
     examples = (dict(args), *chk.examples) if first else (*chk.examples, dict(args))
     CHECKS[name] = replace(chk, examples=examples)
+
+
+def only_at(*sizes: str, why: str) -> Callable[[Scenario], Scenario]:
+    """Run the check registered just below (write it above `@check`) only at these run sizes
+    (`--size`, results.PROFILES): a check whose every example is too slow for the smaller
+    sizes. At any other size the runner reports it `unsupported`, saying `why` and the sizes
+    it runs at, so the clause is never passed without being checked."""
+
+    def mark(fn: Scenario) -> Scenario:
+        name = check_name(fn)
+        if name not in CHECKS or CHECKS[name].scenario is not fn:
+            raise ValueError(f"@only_at must be written above the @check of {name}")
+        CHECKS[name] = replace(CHECKS[name], sizes=tuple(sizes))
+        SIZE_REASONS[name] = why
+        return fn
+
+    return mark
+
+
+#: check name -> why it runs only at the sizes `only_at` gave it
+SIZE_REASONS: dict[str, str] = {}
 
 
 def _machine_only(t: Any, rec: Recorder, **args: Any) -> None:

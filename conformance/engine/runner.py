@@ -25,7 +25,7 @@ from ..errors import Terminated as _Terminated
 from . import after_ub, isolate
 from .differential import EXAMPLE_FACTOR, GRACE, RunState, differential
 from .plugins import PLUGINS, make_target
-from .registry import CHECKS, Check
+from .registry import CHECKS, SIZE_REASONS, Check
 from .results import CheckResult, RunConfig, Status, merge, progress_line
 
 
@@ -98,6 +98,9 @@ def run_check_here(chk: Check, cfg: RunConfig, state: RunState | None = None) ->
     state = state if state is not None else RunState(example_timeout=cfg.timeout)
     counter = [0]
     start = time.monotonic()
+    if chk.sizes is not None and cfg.size not in chk.sizes:  # registry.only_at: not run, and said so
+        return CheckResult(chk.name, chk.clauses, "unsupported", 0,
+                           f"runs only at --size {' or '.join(chk.sizes)}: {SIZE_REASONS.get(chk.name, '')}".rstrip(": "))
     try:
         if chk.machine is not None:
             try:
