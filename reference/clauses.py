@@ -145,6 +145,13 @@ class UndefinedBehaviour(SpecError):
     """rc.8 would crash or corrupt memory here without an assert (a NULL call, say)."""
 
 
+class NotBinding(UndefinedBehaviour):
+    """An assert of rc.8's CPU code reached while a device with kernels of its own computes a
+    node: the clause binds the CPU code (the CPU backend, and devices that compute with it), not
+    that device, which may refuse the node or compute it otherwise (spec/core.md, "Devices with
+    kernels of their own"); what it does is not judged."""
+
+
 class UsageError(SpecError, TypeError):
     """The caller passed something the C API cannot even express (a wrong Python type)."""
 

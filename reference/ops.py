@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .checked import checked, nonnull
-from .clauses import UndefinedBehaviour, implements, require, undefined
+from .clauses import NotBinding, SpecViolation, UndefinedBehaviour, implements, require, undefined
 from .quants import (
     QK,
     dequantize_q4_0,
@@ -823,7 +823,13 @@ def compute(node: Tensor, mem: Memory) -> None:
     fn = _COMPUTE.get(node.op)
     if fn is None:
         raise NotModelled(f"computing {node.op.name}")
-    fn(node, mem)
+    try:
+        fn(node, mem)
+    except SpecViolation as exc:  # an assert of the CPU code (CORE-49, CORE-55 to CORE-72)
+        if getattr(mem, "cpu_code", True):
+            raise
+        raise NotBinding(exc.clause_id, f"the CPU code asserts here ({exc}); a device with kernels of its own "
+                         "may refuse the node or compute it (spec/core.md, Devices with kernels of their own)") from None
 
 
 # --- the all-op table -------------------------------------------------------------------------

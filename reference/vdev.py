@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from .backend import Backend, BackendInterface
 from .buffer import Buffer, BufferInterface, BufferType, BufferTypeInterface, buffer_init
 from .checked import checked, instance, nonnull
-from .clauses import UndefinedBehaviour, implements, undefined
+from .clauses import NotBinding, SpecError, UndefinedBehaviour, implements, undefined
 from .graph import CGraph
-from .ops import compute
+from .ops import NO_COMPUTE, NotModelled, compute
 from .tensor import Tensor, nbytes
 from .types import Op
 from .world import Region, World
@@ -57,6 +57,14 @@ class VDevParams:
     #: a buffer's base lies this many bytes past a page boundary (4096): with an alignment that
     #: does not divide it, every base is misaligned by the same amount
     base_offset: int = 0
+    #: None: graph_compute computes every node with the CPU code's semantics (CORE-48 to
+    #: CORE-76), as native/'s virtual device does with the host's CPU code. Else the device has
+    #: kernels of its own (the shape the reference gives WebGPU, conformance/adapters/
+    #: webgpu_device.py) that compute exactly the nodes this predicate accepts: supports_op
+    #: answers it (with `ops`), graph_compute refuses a graph holding another node (false, nothing
+    #: computed), and the CPU code's compute-time asserts do not bind it (spec/core.md, "Devices
+    #: with kernels of their own")
+    kernels: Callable[[Tensor], bool] | None = None
 
     def __repr__(self) -> str:
         """Valid Python (with `from ggspec.reference.vdev import *`), so reproducers can be pasted."""
@@ -66,7 +74,8 @@ class VDevParams:
             f"async_entries={self.async_entries}, buffer_cpy_tensor={self.buffer_cpy_tensor}, "
             f"cpy_tensor_async={self.cpy_tensor_async}, alloc_pad={self.alloc_pad}, ops={ops}"
             + (", compute_fails=True" if self.compute_fails else "")
-            + (f", base_offset={self.base_offset})" if self.base_offset else ")")
+            + (f", base_offset={self.base_offset}" if self.base_offset else "")
+            + (f", kernels={self.kernels.__module__}.{self.kernels.__qualname__})" if self.kernels else ")")
         )
 
 
@@ -215,6 +224,12 @@ def _buffer_get_tensor(buffer: Buffer, tensor: Tensor, data: int, offset: int, s
 
 
 def _buffer_cpy_tensor(buffer: Buffer, src: Tensor, dst: Tensor) -> bool:
+    """dst is in `buffer`; src is copied when it is on the same device. rc.8 calls the source
+    buffer's entry with the destination's buffer (COPY-6 erratum): another type's buffer is
+    refused like an unreachable source (False, tensor_copy goes on to COPY-7), never read as ours
+    (spec/backend.md, What a device backend must do)."""
+    if not isinstance(buffer.context, DeviceBuffer):
+        return False
     _dbuf(buffer).note("cpy_tensor", _name(src), _name(dst))
     device = _dbuf(buffer).device
     src_buf = _buffer_of(device, src)
@@ -350,8 +365,28 @@ def _supports_op(backend: Backend, op: Tensor) -> bool:
 
 
 def _accepts(device: Device, op: Tensor) -> bool:
-    """The supports_op mask: the device's configured ops (no entry call, no log line)."""
-    return op.op in device.params.ops
+    """The supports_op mask: the device's configured ops, and what its own kernels compute
+    (VDevParams.kernels) (no entry call, no log line)."""
+    kernels = device.params.kernels
+    return op.op in device.params.ops and (kernels is None or kernels(op))
+
+
+def _refused(device: Device, nodes: list[Tensor]) -> bool:
+    """A device with kernels of its own refuses a graph holding a node they do not compute
+    (nothing is computed); other devices compute every node (BACK-13). A refused node that the
+    CPU code would abort on raises NotBinding: that assert does not bind the device (it refused
+    the node), and what follows is not judged."""
+    if device.params.kernels is None:
+        return False
+    refused = [node for node in nodes if node.op not in NO_COMPUTE and not _accepts(device, node)]
+    for node in refused:
+        try:
+            compute(node, _DryMemory(device))  # raises NotBinding where the CPU code asserts
+        except NotBinding:
+            raise
+        except (SpecError, NotModelled):  # undefined or not modelled there: a plain refusal
+            pass
+    return bool(refused)
 
 
 @checked
@@ -439,6 +474,8 @@ class DeviceMemory:
 
     def __init__(self, device: Device) -> None:
         self.device = device
+        #: whether the CPU code's compute-time asserts bind this device (reference/ops.py compute)
+        self.cpu_code = device.params.kernels is None
 
     def _region(self, addr: int, size: int) -> Region:
         space = self.device.world.memory
@@ -459,11 +496,25 @@ class DeviceMemory:
         region.data[addr - region.base : addr - region.base + len(payload)] = payload
 
 
+class _DryMemory(DeviceMemory):
+    """The device's memory read as it is, written nowhere, as a device with kernels of its own:
+    computing a refused node on it only finds out whether the CPU code would assert there."""
+
+    def __init__(self, device: Device) -> None:
+        super().__init__(device)
+        self.cpu_code = False
+
+    def write(self, addr: int, payload: bytes) -> None:
+        return None
+
+
 def _graph_compute(backend: Backend, cgraph: CGraph) -> bool:
     """BACK-8, BACK-12, BACK-13: queue the computation of the graph's nodes (as they are now) on
     the device's storage; supports_op is not consulted. Returns true at once (false with the
     knob `compute_fails`, having queued the computation all the same)."""
     _bdev(backend).note(f"graph_compute backend {_graph(cgraph.node_list())}")
+    if _refused(_bdev(backend), cgraph.node_list()):
+        return False
     return _submit_nodes(backend, cgraph.node_list()) and not _bdev(backend).params.compute_fails
 
 
@@ -509,4 +560,5 @@ def _graph_plan_free(backend: Backend, plan: object) -> None:
 def _graph_plan_compute(backend: Backend, plan: object) -> None:
     """BACK-11: queued like graph_compute (computed at the next synchronize when lazy)."""
     _bdev(backend).note(f"graph_plan_compute backend plan#{_device_plan(plan).index}")
-    _submit_nodes(backend, _device_plan(plan).nodes)
+    if not _refused(_bdev(backend), _device_plan(plan).nodes):
+        _submit_nodes(backend, _device_plan(plan).nodes)

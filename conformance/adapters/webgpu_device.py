@@ -8,7 +8,10 @@ ops, no failing compute, no base offset) becomes
 - on a C target, a backend on the process's WebGPU device (`ggspec_webgpu_init`), started on
   first use in the worker that runs the example, never in the parent before a fork;
 - on the reference, a virtual device of WebGPU's shape (`WEBGPU_SHAPE`): named WebGPU, the
-  device's alignment, `get_alloc_size` padding to 4, and WebGPU's operations.
+  device's alignment, `get_alloc_size` padding to 4, and kernels of its own: supports_op is
+  webgpu.c's (`webgpu_supports_op`, type by type), a graph holding anything else is refused
+  (false, nothing computed), and the CPU code's compute-time asserts do not bind it
+  (reference.clauses.NotBinding).
 
 Every other device stays the mock: a check asking for a knob (lazy queue, refused ops, a failing
 compute, another alignment) gets the virtual device, and so does a second plain device of the
@@ -24,8 +27,10 @@ line: `unsupported`, never a failure.
 from __future__ import annotations
 
 import os
+import struct
 from typing import Any
 
+from ggspec.reference.tensor import Tensor
 from ggspec.reference.types import GGMLType, Op
 from ggspec.reference.vdev import VDevParams
 
@@ -44,8 +49,65 @@ WEBGPU_OPS: frozenset[Op] = frozenset({
     Op.SCALE, Op.MUL_MAT, Op.NORM, Op.SOFT_MAX, Op.UNARY,
 })
 WEBGPU_NAME = "WebGPU"
+_NOOPS = frozenset({Op.NONE, Op.VIEW, Op.RESHAPE, Op.PERMUTE, Op.TRANSPOSE})
+_F32, _F16, _I32, _Q4_0 = GGMLType.F32, GGMLType.F16, GGMLType.I32, GGMLType.Q4_0
+_GELU, _SILU = 7, 9  # enum ggml_unary_op
+
+
+def _fits(t: Tensor | None) -> bool:
+    """webgpu.c's `fits`: every extent fits the kernels' u32 arithmetic, F32/I32 strides are whole
+    words, every stride is even."""
+    if t is None:
+        return True
+    total = t.ne[0] * t.ne[1] * t.ne[2] * t.ne[3]
+    if total < 0 or total > 0x7FFFFFFF:
+        return False
+    for d in range(4):
+        if t.ne[d] <= 0 or t.nb[d] > 0xFFFFFFFF or t.nb[d] % 2 != 0:
+            return False
+        if t.type in (_F32, _I32) and t.nb[d] % 4 != 0:
+            return False
+    return True
+
+
+def webgpu_supports_op(op: Tensor) -> bool:
+    """What webgpu.c's kernels compute: its `wg_supports_op`, line for line (docs/webgpu.md,
+    Operations). The reference's WebGPU shape answers supports_op with it and refuses a graph
+    holding anything else, as webgpu.c's graph_compute does."""
+    if op.op in _NOOPS:
+        return True
+    a, b = op.src[0], op.src[1]
+    if a is None or not (_fits(op) and _fits(a) and _fits(b)):
+        return False
+    floats = (_F32, _F16)
+    if op.op in (Op.DUP, Op.CONT):
+        return (a.type in floats and op.type in floats) or (a.type == _I32 and op.type == _I32)
+    if op.op == Op.CPY:
+        return b is not None and ((a.type in floats and b.type in floats) or (a.type == _I32 and b.type == _I32))
+    if op.op == Op.ADD:
+        return b is not None and ((a.type == _F32 and b.type == _F32 and op.type == _F32)
+                                  or (a.type == _F16 and b.type in floats and op.type == _F16))
+    if op.op == Op.MUL:
+        return b is not None and a.type == _F32 and b.type == _F32 and op.type == _F32
+    if op.op == Op.SCALE:
+        return a.type == _F32 and op.type == _F32 and b is None
+    if op.op == Op.MUL_MAT:
+        return (b is not None and b.type == _F32 and op.type == _F32 and b.ne[2] % a.ne[2] == 0
+                and b.ne[3] % a.ne[3] == 0
+                and (a.type in floats or (a.type == _Q4_0 and a.ne[0] % 32 == 0 and a.nb[0] == 18)))
+    if op.op == Op.NORM:
+        return a.type == _F32 and op.type == _F32
+    if op.op == Op.SOFT_MAX:
+        return a.type == _F32 and op.type == _F32 and (b is None or b.type == _F32)
+    if op.op == Op.UNARY:
+        u = struct.unpack_from("<i", op.op_params.ljust(4, b"\0"))[0]
+        return u in (_GELU, _SILU) and a.type == _F32 and op.type == _F32
+    return False
+
+
 #: the virtual device the reference gets where the target gets WebGPU
-WEBGPU_SHAPE = VDevParams(name=WEBGPU_NAME, alignment=WEBGPU_ALIGNMENT, alloc_pad=4, ops=WEBGPU_OPS)
+WEBGPU_SHAPE = VDevParams(name=WEBGPU_NAME, alignment=WEBGPU_ALIGNMENT, alloc_pad=4, ops=WEBGPU_OPS,
+                          kernels=webgpu_supports_op)
 
 
 def selected_device() -> str:

@@ -315,9 +315,16 @@ static void vdev_buffer_get_tensor(buffer_t buffer, const tensor_t * tensor, voi
     }
 }
 
-/* dst is in this buffer; src can be copied (after draining) when it is on the same device */
+/* dst is in this buffer; src can be copied (after draining) when it is on the same device.
+   rc.8 calls the *source* buffer's entry with the destination's buffer (erratum COPY-6): a
+   buffer of another type (a WebGPU buffer, say) is refused as an unreachable source would be,
+   so that tensor_copy goes on to the staged copy (COPY-7), instead of reading its context as
+   ours (spec/backend.md, What a device backend must do) */
 static bool vdev_buffer_cpy_tensor(buffer_t buffer, const tensor_t * src, tensor_t * dst) {
-    struct vdev_buffer * vb = own_buffer(buffer);
+    struct vdev_buffer * vb = as_vdev_buffer(buffer);
+    if (vb == NULL) {
+        return false;
+    }
     vlog(vb->dev, "cpy_tensor buffer#%zu '%s' '%s'", vb->index, tname(src), tname(dst));
     struct vdev_buffer * src_vb = tensor_buffer_on(vb->dev, src);
     if (src_vb == NULL) {

@@ -681,10 +681,13 @@ static void wg_buffer_get_tensor(buffer_t buffer, const tensor_t * tensor, void 
     deliver_reads(wb->dev);
 }
 
+/* dst is in this buffer; src is copied on the device when it is in a WebGPU buffer of the same
+   device. rc.8 calls the source buffer's entry with the destination's buffer (erratum COPY-6):
+   a buffer of another type is refused like an unreachable source, never read as ours */
 static bool wg_buffer_cpy_tensor(buffer_t buffer, const tensor_t * src, tensor_t * dst) {
-    struct wg_buffer * wb = buffer->context;
+    struct wg_buffer * wb = as_wg_buffer(buffer);
     struct wg_buffer * from = tensor_wg_buffer(src);
-    if (from == NULL || from->dev != wb->dev) {
+    if (wb == NULL || from == NULL || from->dev != wb->dev) {
         return false;
     }
     const size_t n = VD(nbytes)(src);

@@ -95,3 +95,97 @@ def test_vdev_is_the_default_device(monkeypatch: pytest.MonkeyPatch) -> None:
     assert ref.backend_name(ref.vdev_init(VDevParams(name="Dev0"))) == "Dev0"
 
 
+
+
+_COPY_BETWEEN = """
+import sys
+from ggspec.conformance.adapters import make_target
+from ggspec.reference.vdev import VDevParams
+t = make_target(sys.argv[1])
+gpu = t.vdev_init(VDevParams(name="Dev0"))           # the WebGPU device
+mock = t.vdev_init(VDevParams(name="Dev1"))          # the second plain device stays the mock
+assert t.backend_name(gpu) == "WebGPU" and t.backend_name(mock) == "Dev1"
+out = []
+for src_b, dst_b in ((mock, gpu), (gpu, mock)):
+    s, d = t.new_tensor(0, (37,), "s"), t.new_tensor(0, (37,), "d")
+    sb, db = t.backend_alloc_buffer(src_b, 256), t.backend_alloc_buffer(dst_b, 256)
+    t.tensor_alloc(sb, s, 0)
+    t.tensor_alloc(db, d, 0)
+    payload = bytes(range(1, 149))
+    t.tensor_set(s, payload, 0, 148)
+    t.tensor_copy(s, d)
+    out.append(t.tensor_get(d, 0, 148) == payload)
+print(*out)
+"""
+
+
+@pytest.mark.parametrize("target", ["native", "rc8"])
+def test_a_copy_between_the_mock_and_webgpu_is_staged(target: str) -> None:
+    """Both buffer types have a cpy_tensor entry, for their own device only. rc.8 calls the
+    *source* buffer's entry with the destination's buffer (erratum COPY-6): each entry must
+    refuse a buffer of another type (false) so that tensor_copy stages the copy (COPY-7) —
+    before vdev.c and webgpu.c checked, the mock's entry aborted on the WebGPU buffer."""
+    _require_webgpu()
+    if target == "rc8":
+        from ggspec.conformance.adapters.external import TargetUnavailable
+        from ggspec.conformance.adapters.rc8 import ensure_rc8
+
+        try:
+            ensure_rc8()
+        except TargetUnavailable as exc:
+            pytest.skip(f"rc.8 unavailable: {exc}")
+    out = subprocess.run([sys.executable, "-c", _COPY_BETWEEN, target], capture_output=True, text=True, timeout=300,
+                         check=False, env={**os.environ, "GGSPEC_DEVICE": "webgpu"})
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["True", "True"], out.stdout + out.stderr[-2000:]
+
+
+_EXAMPLES = """
+import json, sys
+from ggspec.conformance.engine.differential import differential
+from ggspec.conformance.engine.registry import CHECKS
+from ggspec.conformance.engine.runner import load_checks
+from ggspec.conformance.inputs.strategies import Placement
+from ggspec.reference.clauses import Profile
+from ggspec.reference.vdev import VDevParams
+load_checks()
+plain = Placement("vdev", VDevParams(name="VDEV"))
+cases = [("ops.norm_needs_positive_eps", {"eps": 0.0, "where": plain, "seed": 1}),
+         ("ops.scale_needs_contiguous", {"ne": (3, 4), "where": plain, "seed": 2}),
+         ("ops.norm_needs_adjacent_elements", {"ne": (3, 4), "where": plain, "seed": 3}),
+         ("ops.mul_needs_f32_b", {"ne": (3, 2), "a_type": 0, "b_type": 1, "where": plain, "seed": 4}),
+         ("ops.norm_needs_positive_eps", {"eps": 0.0, "where": Placement("cpu"), "seed": 1})]
+out = []
+for name, args in cases:
+    ex = differential(CHECKS[name], args, sys.argv[1], Profile(sys.argv[2]))
+    out.append([name, ex.expected.ending, ex.expected.clause_id, ex.expected.not_binding, ex.actual.ending])
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize(("target", "profile"), [("native", "fixed"), ("rc8", "rc8")])
+def test_cpu_code_asserts_do_not_bind_the_webgpu_device(target: str, profile: str) -> None:
+    """CORE-58/60/67/68 are asserts of the CPU code (spec/core.md, Devices with kernels of their
+    own): on WebGPU the example passes whether the device computes the node (NORM with eps 0,
+    SCALE of padded rows, NORM of a transposed operand) or refuses it (MUL with an F16 `b`);
+    on the CPU backend the same example still requires rc.8's abort."""
+    _require_webgpu()
+    if target == "rc8":
+        from ggspec.conformance.adapters.external import TargetUnavailable
+        from ggspec.conformance.adapters.rc8 import ensure_rc8
+
+        try:
+            ensure_rc8()
+        except TargetUnavailable as exc:
+            pytest.skip(f"rc.8 unavailable: {exc}")
+    out = subprocess.run([sys.executable, "-c", _EXAMPLES, target, profile], capture_output=True, text=True, timeout=300,
+                         check=False, env={**os.environ, "GGSPEC_DEVICE": "webgpu"})
+    assert out.returncode == 0, out.stderr[-3000:]
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got == [
+        ["ops.norm_needs_positive_eps", "ub", "CORE-67", True, "ok"],
+        ["ops.scale_needs_contiguous", "ub", "CORE-60", True, "ok"],
+        ["ops.norm_needs_adjacent_elements", "ub", "CORE-68", True, "ok"],
+        ["ops.mul_needs_f32_b", "ub", "CORE-58", True, "unsupported"],
+        ["ops.norm_needs_positive_eps", "violation", "CORE-67", False, "abort"],
+    ], got
