@@ -72,6 +72,10 @@ bool ggspec_backend_is_webgpu(wsp_ggml_backend_t b);
 """
 
 F32, F16 = 0, 1
+#: .ci/run's sanitizer step sets this (with libasan preloaded): webgpu.c is then built against
+#: rc.8 with AddressSanitizer and UndefinedBehaviorSanitizer, as native/ is there
+SANITIZE = os.environ.get("GGSPEC_WEBGPU_SANITIZE", "") == "1"
+SANITIZER_FLAGS = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all", "-g"]
 
 
 @pytest.fixture(scope="module")
@@ -99,8 +103,9 @@ def rc8(tmp_path_factory: pytest.TempPathFactory) -> Any:
         define_macros=[("VD(x)", "wsp_ggml_##x"), ("VDU(x)", "WSP_GGML_##x"),
                        ("VDEV_IMPL_HEADER", '"ggml-backend-impl.h"'), ("GGSPEC_HAVE_WGPU", None)],
         extra_compile_args=["-std=c11", "-O1", "-Werror=implicit-function-declaration",
-                            "-Werror=incompatible-pointer-types", "-Werror=int-conversion"],
-        extra_link_args=link_flags(lib_path),
+                            "-Werror=incompatible-pointer-types", "-Werror=int-conversion",
+                            *(SANITIZER_FLAGS if SANITIZE else [])],
+        extra_link_args=[*link_flags(lib_path), *(["-fsanitize=address,undefined"] if SANITIZE else [])],
     )
     out = tmp_path_factory.mktemp("webgpu-rc8")
     so = ffi.compile(tmpdir=str(out), verbose=False)
