@@ -21,6 +21,13 @@ def default_profile(name: str) -> Profile:
     return Profile.RC8 if name in ("rc8", "rc8-asserts", "llama-cpp-python-0.2.30") else Profile.FIXED
 
 
+def asserts_compiled_in(name: str) -> bool:
+    """Whether the target is a build without NDEBUG (`rc8-asserts`): its C `assert()`s and its
+    `#ifndef NDEBUG` prints are compiled in, which the spec describes beside the release build
+    (COPY-7's slow-copy warning, GCOPY-6's asserts)."""
+    return name == "rc8-asserts"
+
+
 @dataclass(frozen=True)
 class TargetName:
     """A target name, read: which kind of target, and the parts the name carries."""

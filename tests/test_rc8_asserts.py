@@ -6,7 +6,9 @@ suite cannot check on a release build, each run on both builds, each in a forked
   `assert()`: a callback that rewrites the caller's next node makes the debug build abort there,
   while the release build calls back for every node;
 - COPY-7: the slow copy's warning (`#ifndef NDEBUG`) asks both buffers for their names: the
-  devices' entry logs show two `get_name` calls the release build never makes.
+  devices' entry logs show two `get_name` calls the release build never makes. The entry-log
+  comparison removes exactly those from a debug build's log (differential.debug_prints_removed),
+  so that the checks that make a slow copy pass on `rc8-asserts` as on `rc8`, and nothing else.
 
 Skips where rc.8 cannot be fetched, except under CI=true, where that fails.
 """
@@ -20,6 +22,11 @@ import pytest
 from ggspec.conformance.adapters import make_target
 from ggspec.conformance.adapters.rc8 import CannotFetch
 from ggspec.conformance.engine import isolate
+from ggspec.conformance.engine.differential import debug_prints_removed
+from ggspec.conformance.engine.registry import CHECKS
+from ggspec.conformance.engine.results import RunConfig
+from ggspec.conformance.engine.runner import load_checks, run_check
+from ggspec.reference.clauses import Profile
 from ggspec.reference.types import GGMLType, Op
 from ggspec.reference.vdev import VDevParams
 
@@ -97,3 +104,27 @@ def test_the_slow_copy_warning_asks_for_names_only_without_ndebug(rc8_builds: No
     # both names are the warning's arguments: their order is the compiler's (gcc: right to left)
     assert sorted(e for e in debug.value if " get_name " in e) == ["A get_name buffer#0", "B get_name buffer#0"], debug.value
     assert [e for e in debug.value if " get_name " not in e] == release.value
+
+
+def test_the_comparison_removes_the_warnings_names_and_nothing_else() -> None:
+    warning = ("B get_name buffer#0", "A get_name buffer#1")
+    copy = ("A get_tensor buffer#1 'a' 0 16", "B set_tensor buffer#0 'b' 0 16")
+    before = ("A set_tensor buffer#1 'a' 0 16",)
+    assert debug_prints_removed(before + warning + copy) == before + copy
+    assert debug_prints_removed(before + warning[::-1] + copy) == before + copy
+    # names not directly followed by the staged copy, or not naming the destination, stay
+    assert debug_prints_removed(warning + before + copy) == warning + before + copy
+    other = ("C get_name buffer#0", "A get_name buffer#1")
+    assert debug_prints_removed(other + copy) == other + copy
+    backend_names = ("B get_name backend", "A get_name backend")
+    assert debug_prints_removed(backend_names + copy) == backend_names + copy
+
+
+@pytest.mark.parametrize("name", ["copy.slow_copy_stages_through_host", "sched.compute_copies_then_runs"])
+def test_checks_with_a_slow_copy_pass_on_the_debug_build(rc8_builds: None, name: str) -> None:
+    """A check whose scenarios make slow copies (one of the 22 that failed on rc8-asserts before
+    the comparison knew the warning's calls) passes there under profile rc8."""
+    load_checks()
+    result = run_check(CHECKS[name], RunConfig("rc8-asserts", Profile.RC8, max_examples=20, seed=3001736897,
+                                               c_reproducers=False))
+    assert result.status == "pass", result.detail

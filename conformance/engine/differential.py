@@ -28,7 +28,7 @@ from typing import Any
 from ggspec.reference.clauses import NotBinding, Profile, SpecViolation, UndefinedBehaviour, clause
 
 from ..errors import ErratumDifference, ExampleTimeout, Mismatch, MissingSymbol, NeedsPristineProcess, Unsupported
-from ..target_names import default_profile
+from ..target_names import asserts_compiled_in, default_profile
 from . import isolate
 from .difference import describe
 from .plugins import enter_pristine_worker, make_target
@@ -65,6 +65,9 @@ class Example:
     expected: Outcome
     actual: Outcome
     notes: list[str] = field(default_factory=list)
+    #: the target is a build without NDEBUG (target_names.asserts_compiled_in): its debug prints
+    #: call entries a release build does not (see `debug_prints_removed`)
+    debug_build: bool = False
 
 
 def run_on_reference(chk: Check, args: dict[str, Any], profile: Profile) -> Outcome:
@@ -195,7 +198,7 @@ def erratum_behind(ex: Example, profile: Profile) -> str | None:
     other = Profile.RC8 if profile is Profile.FIXED else Profile.FIXED
     alt = run_on_reference(ex.check, ex.args, other)
     try:
-        judge(Example(ex.check, ex.args, alt, ex.actual))
+        judge(Example(ex.check, ex.args, alt, ex.actual, debug_build=ex.debug_build))
     except Mismatch:
         return None
     for outcome in (ex.expected, alt):
@@ -272,6 +275,8 @@ def judge_entry_logs(ex: Example) -> None:
     missing entry only where an erratum's text names that entry. Raise Mismatch showing the
     first entry where the logs part."""
     exp, act = ex.expected.entry_log, ex.actual.entry_log
+    if exp is not None and act is not None and ex.debug_build:
+        act = debug_prints_removed(act)
     if exp is None or act is None or exp == act:
         return
     if ex.expected.profile is Profile.FIXED:
@@ -283,6 +288,42 @@ def judge_entry_logs(ex: Example) -> None:
         if not unnamed:
             return
     raise Mismatch(describe_entry_logs(exp, act))
+
+
+def _object(line: str) -> str:
+    """The device and the object a log line names (`VDEV buffer#0`)."""
+    words = line.split()
+    return f"{words[0]} {words[2]}" if len(words) > 2 else line
+
+
+def debug_prints_removed(log: tuple[str, ...]) -> tuple[str, ...]:
+    """A debug build's entry log without the calls its `#ifndef NDEBUG` prints make, so that it
+    compares with the model's, which describes the release build (the rc8 target).
+
+    The only such print the suite's scenarios reach is COPY-7's slow-copy warning: before the
+    staged copy, the debug build asks both buffers for their names to print them. So the entries
+    removed are exactly two buffer `get_name` calls, one of them on the destination's buffer (in
+    either order: C leaves the order of a call's arguments open; gcc asks the destination
+    first), directly followed by the copy's `get_tensor` on the source and `set_tensor` on the
+    destination. (The source's name is its own `buffer` field's, which for a view need not be the
+    buffer its bytes are read from, its view_src's, TDATA-8.) Anything else a debug build calls
+    (the pass-4 sanity check's backend names, say, which no scenario reaches today) stays in the
+    log and fails the comparison, to be described here when it is met.
+
+    Why not a known-failures file: that would mark the whole of each affected check (22 under
+    profile rc8) as a known failure, hiding any other difference in it, while these calls are a
+    documented, predictable property of the build (spec/copy.md, COPY-7)."""
+    out: list[str] = []
+    i = 0
+    while i < len(log):
+        names = [_object(line) for line in log[i:i + 2] if _entry(line) == "get_name" and " buffer#" in line]
+        if (i + 3 < len(log) and len(names) == 2 and _entry(log[i + 2]) == "get_tensor"
+                and _entry(log[i + 3]) == "set_tensor" and _object(log[i + 3]) in names):
+            i += 2  # the warning's two names: the copy itself is kept
+            continue
+        out.append(log[i])
+        i += 1
+    return tuple(out)
 
 
 def describe_entry_logs(exp: tuple[str, ...], act: tuple[str, ...], context: int = 3) -> str:
@@ -359,7 +400,7 @@ def differential(chk: Check, args: dict[str, Any], target_name: str, profile: Pr
                                       and default_profile(target_name) is Profile.RC8
                                       and run_on_reference(chk, args, Profile.RC8).ending != "ok")
     actual = run_on_target(chk, args, target_name, profile, expect_death=die, state=state)
-    ex = Example(chk, args, expected, actual)
+    ex = Example(chk, args, expected, actual, debug_build=asserts_compiled_in(target_name))
     if actual.ending == "timeout" and expected.ending != "ub":  # after undefined behaviour a hang is allowed
         raise ExampleTimeout(f"{chk.name} [{', '.join(chk.clauses)}]: the target {actual.detail}\n{_tail(actual.stderr)}\n"
                              f"reproducer:\n{reproducer(ex, target_name, profile)}")
