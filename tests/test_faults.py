@@ -99,6 +99,17 @@ def test_hang_in_a_common_call_is_a_timeout_naming_the_call(fault_target: str, t
     assert run["seconds"] < 30 + checks * (2 * HANG_TIMEOUT + 3)  # each check: one hang, seen within 1.5 timeouts
 
 
+def test_a_hang_before_undefined_behaviour_is_a_timeout_not_a_difference(fault_target: str, tmp_path: Path) -> None:
+    """SCHED-34's check computes a graph twice, the second time undefined behaviour (after which
+    a hang is allowed); a target hanging in the first compute hung where the behaviour is
+    defined: timeout, naming the call, for every clause of every check it hangs in."""
+    run = _check(fault_target, "hang@graph_compute", "sched.computing_a_split_graph_again", tmp_path, HANG_TIMEOUT)
+    assert run["rc"] == 1
+    assert run["statuses"] == {"SCHED-34": "timeout"}, run["details"]
+    assert f"hung for {HANG_TIMEOUT} s in ggspec_backend_sched_graph_compute(" in run["details"]
+    assert "before the expected ub" not in run["details"]
+
+
 def test_abort_in_a_common_call_fails_or_crashes_every_clause_using_it(fault_target: str, tmp_path: Path) -> None:
     run = _check(fault_target, "abort@tensor_get", "tdata.get_*", tmp_path)
     assert run["rc"] == 1
@@ -125,6 +136,29 @@ def test_a_c_reproducer_carries_the_flags_of_the_variant(fault_target: str, tmp_
     env = {**os.environ, "GGSPEC_FAULT": "corrupt@tensor_get"}
     ran = subprocess.run([exe], capture_output=True, text=True, timeout=60, env=env)
     assert ran.returncode == 1 and "1 difference(s) from the reference" in ran.stdout, ran.stdout[-2000:]
+
+
+def test_a_failing_run_leaves_nothing_in_the_current_or_temporary_folder(fault_target: str, tmp_path: Path) -> None:
+    """From an empty folder, with a relative GGSPEC_CACHE: the C reproducers go to the run's folder
+    (REPORT.files next to --json), hypothesis' files under the cache (resolved once, against the
+    starting folder), nothing named ggspec* into TMPDIR and nothing but the report into the
+    current folder; one line says where the reproducers are."""
+    work, tmp = tmp_path / "work", tmp_path / "tmp"
+    work.mkdir()
+    tmp.mkdir()
+    env = {**os.environ, "GGSPEC_FAULT": "corrupt@tensor_get", "GGSPEC_CACHE": "cache", "TMPDIR": str(tmp)}
+    env.pop("GGSPEC_REPRO_DIR", None)
+    env.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
+    proc = subprocess.run([sys.executable, "-m", "ggspec.conformance", "check", "--target", fault_target, "--select",
+                           "tdata.get_reads_the_range", "--quiet", "--seed", "1", "--max-examples", "3", "--json",
+                           "r.json"], cwd=work, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert sorted(p.name for p in work.iterdir()) == ["cache", "r.files", "r.json", "r.jsonl"], list(work.iterdir())
+    assert list((work / "r.files").glob("*.c")) and (work / "r.files" / "c-reproducers.txt").is_file()
+    assert f"C reproducer(s) with their gcc lines: {work / 'r.files' / 'c-reproducers.txt'}" in proc.stderr
+    assert (work / "cache" / "hypothesis").is_dir()
+    assert not [p for p in tmp.iterdir() if p.name.startswith("ggspec")], list(tmp.iterdir())
+    assert proc.stdout.strip().splitlines()[-1].startswith("verdict: FAIL")
 
 
 def test_the_python_reproducer_says_how_the_target_died(fault_target: str, monkeypatch: pytest.MonkeyPatch,
