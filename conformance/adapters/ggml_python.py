@@ -40,7 +40,7 @@ from pathlib import Path, PurePosixPath
 from ..errors import CannotFetch, TargetUnavailable
 from .external import cache_dir
 from .rc8 import CFLAGS, LIBS, SOURCES, _locked, _sha256, keep_verified
-from .steps import step
+from .steps import fetch_failed, step, tool_said
 
 PREFIX = "ggml_"
 
@@ -147,23 +147,21 @@ def _fetch(sd: Sdist, dest: Path) -> None:
                 raise CannotFetch(f"target {sd.name} needs pip to fetch {sd.requirement} (not found); install pip, "
                                   f"{hint}") from None
             except subprocess.TimeoutExpired:
-                raise CannotFetch(f"pip download {sd.requirement} timed out (no network to PyPI?); {hint}") from None
+                raise CannotFetch(f"pip download {sd.requirement} did not finish in 300 s (is PyPI reachable?); "
+                                  f"{hint}") from None
             if proc.returncode != 0 or not got.is_file():
                 if "No module named pip" in proc.stderr:
                     raise CannotFetch(f"target {sd.name} needs pip to fetch {sd.requirement} (not installed); "
                                       f"install pip, {hint}")
-                raise CannotFetch(f"pip download {sd.requirement} failed (no network to PyPI?): "
-                                  f"{_pip_error(proc.stderr)}; {hint}")
+                if proc.returncode == 0:
+                    made = ", ".join(sorted(p.name for p in tmpdir.iterdir())) or "nothing"
+                    raise CannotFetch(f"pip download {sd.requirement} exited 0 but wrote no {sd.filename} (it wrote "
+                                      f"{made}): {tool_said(proc.stderr, proc.stdout)}; {hint}")
+                raise CannotFetch(fetch_failed(f"pip download {sd.requirement}", proc.returncode, proc.stderr,
+                                               proc.stdout, "PyPI") + f"; {hint}")
         keep_verified(got, dest, sd.sha256)
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
-
-
-def _pip_error(stderr: str) -> str:
-    """The gist of pip's error output, on one line."""
-    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-    errors = [ln for ln in lines if ln.startswith("ERROR")]
-    return (errors or lines or ["no output"])[-1]
 
 
 def _wanted(sd: Sdist, rel: PurePosixPath) -> bool:

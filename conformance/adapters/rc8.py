@@ -37,7 +37,7 @@ from pathlib import Path
 
 from ..errors import CannotFetch, TargetUnavailable
 from .external import cache_dir
-from .steps import step
+from .steps import fetch_failed, step, tool_said
 
 PACKAGE = "whisper.rn@0.4.0-rc.8"
 TARBALL = "whisper.rn-0.4.0-rc.8.tgz"
@@ -111,22 +111,19 @@ def _fetch(dest: Path) -> None:
                                        "--fetch-retry-mintimeout=2000", "--fetch-retry-maxtimeout=5000"],
                                       capture_output=True, text=True, timeout=300, cwd=tmpdir)
             except subprocess.TimeoutExpired:
-                raise CannotFetch(f"npm pack {PACKAGE} timed out (no network to the npm registry?)") from None
+                raise CannotFetch(f"npm pack {PACKAGE} did not finish in 300 s (is the npm registry reachable?); "
+                                  f"or set GGSPEC_RC8_TARBALL to a copy of {TARBALL}") from None
             got = tmpdir / TARBALL
-            if proc.returncode != 0 or not got.is_file():
-                why = _npm_error(proc.stderr)
-                raise CannotFetch(f"npm pack {PACKAGE} failed (no network to the npm registry?): {why}")
+            if proc.returncode != 0:
+                raise CannotFetch(fetch_failed(f"npm pack {PACKAGE}", proc.returncode, proc.stderr, proc.stdout,
+                                               "the npm registry"))
+            if not got.is_file():
+                made = ", ".join(sorted(p.name for p in tmpdir.iterdir())) or "nothing"
+                raise CannotFetch(f"npm pack {PACKAGE} exited 0 but wrote no {TARBALL} into {tmpdir} (it wrote "
+                                  f"{made}); it said: {tool_said(proc.stderr, proc.stdout)}")
         keep_verified(got, dest, SHA256)
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
-
-
-def _npm_error(stderr: str) -> str:
-    """The gist of npm's error output, on one line."""
-    lines = [ln.removeprefix("npm error").strip() for ln in stderr.splitlines() if ln.startswith("npm error")]
-    code = next((ln for ln in lines if ln.startswith("code ")), "")
-    reason = next((ln for ln in lines if "reason:" in ln or "404" in ln or "ENOTFOUND" in ln), "")
-    return "; ".join(x for x in (code, reason) if x) or (stderr.strip().splitlines() or ["no output"])[-1]
 
 
 def _unpack(tgz: Path, dest: Path) -> None:

@@ -63,3 +63,35 @@ def step(what: str, every: float = EVERY) -> Iterator[None]:
         if out is not None:
             with contextlib.suppress(OSError):
                 out.close()
+
+
+#: words in a fetching tool's output that mean the network, not the tool or the package, failed
+NETWORK_SIGNS = ("ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENETUNREACH", "EHOSTUNREACH",
+                 "Temporary failure in name resolution", "Name or service not known", "NewConnectionError",
+                 "Network is unreachable", "Connection refused", "ConnectTimeoutError", "ReadTimeoutError",
+                 "No route to host", "getaddrinfo")
+#: lines of npm's output that say nothing of the failure
+_NOISE = ("A complete log of this run can be found in", "npm notice")
+
+
+def tool_said(stderr: str, stdout: str = "", lines: int = 3) -> str:
+    """What a failed tool (npm, pip) printed, in its own words, on one line: its last `lines`
+    non-empty lines of stderr (else of stdout), without npm's `npm error` prefixes and log-file
+    pointer, joined by ' / '."""
+    out = []
+    for line in (stderr if stderr.strip() else stdout).splitlines():
+        text = line.strip()
+        for prefix in ("npm error", "npm ERR!"):
+            text = text.removeprefix(prefix).strip()
+        if text and not any(n in text for n in _NOISE):
+            out.append(text)
+    return " / ".join(out[-lines:]) if out else "nothing"
+
+
+def fetch_failed(command: str, code: int, stderr: str, stdout: str, source: str) -> str:
+    """The one-line message of a failed fetch: the command, its exit code and what it said; the
+    network is blamed only when the tool's output says so (NETWORK_SIGNS)."""
+    text = f"{command} failed (exit {code}): {tool_said(stderr, stdout)}"
+    if any(sign in stderr + stdout for sign in NETWORK_SIGNS):
+        text += f" ({source} cannot be reached from here)"
+    return text
