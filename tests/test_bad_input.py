@@ -73,12 +73,38 @@ def test_unknown_clause() -> None:
     one_line_exit_2(ggspec("clause", "TDATA-999"), "TDATA-999")
 
 
+@pytest.mark.parametrize("args,words", [
+    (["check", "--target", "reference", "--select", "TDAT-3"], ["--select 'TDAT-3'", "(did you mean TDATA-3?)"]),
+    (["check", "--target", "reference", "--deselect", "TDAT-3"], ["--deselect 'TDAT-3'", "(did you mean TDATA-3?)"]),
+    (["check", "--target", "reference", "--select", "tdata.set_out_of_bound"],
+     ["(did you mean tdata.set_out_of_bounds?)"]),
+    (["compare", "reference", "--select", "TDAT-3"], ["--select 'TDAT-3'", "(did you mean TDATA-3?)"]),
+    (["clause", "TDAT-3"], ["no clause TDAT-3", "(did you mean TDATA-3?)"]),
+    (["check", "--target", "RC9"], ["unknown target 'RC9'", "(did you mean rc8?)", "ggspec list --targets"]),
+    (["compare", "nativ"], ["unknown target 'nativ'", "(did you mean native?)"]),
+    (["compare", "nativ@rc8"], ["unknown target 'nativ'", "(did you mean native?)"]),
+    (["explain", "encodr"], ["'encodr' is neither a fixture", "(did you mean encoder?)"]),
+    (["check", "--target", "reference", "--select", "TDATA-3,"], ["--select 'TDATA-3,'", "an empty pattern"]),
+])
+def test_a_near_miss_names_the_nearest_valid_value(args: list[str], words: list[str]) -> None:
+    """One rule (conformance/names.py) for every command: the line names what was probably meant."""
+    one_line_exit_2(ggspec(*args), *words)
+
+
+def test_nothing_near_names_nothing() -> None:
+    err = one_line_exit_2(ggspec("check", "--target", "reference", "--select", "zzzzzz"), "--select 'zzzzzz'")
+    assert "did you mean" not in err
+
+
 # --- known-failures files --------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("text,words", [
     ("[[known]\nclause = 1", ["not valid TOML"]),
     ('[[known]]\nclause = "NOPE-1"\nreason = "a reason in words"\n', ["entry 1", "no clause NOPE-1"]),
+    ('[[known]]\nclause = "CPU-199"\nreason = "a reason in words"\n', ["no clause CPU-199", "did you mean CPU-19"]),
+    ("[[known]]\ncheck = 'cpu.host_memry'\nreason = 'a reason in words'\n",
+     ["no check cpu.host_memry", "did you mean cpu.host_memory?"]),
     ('[[known]]\narea = "NOPE"\nreason = "a reason in words"\n', ["no area NOPE"]),
     ('[[known]]\ncheck = "no.such"\nreason = "a reason in words"\n', ["no check no.such"]),
     ('[[known]]\nclause = "CPU-19"\n', ["needs a reason"]),
@@ -168,3 +194,77 @@ def test_exit_codes_are_in_help() -> None:
     for args in (["--help"], ["check", "--help"]):
         out = ggspec(*args).stdout
         assert "exit codes:" in out and "  2  a usage error" in out and "  1  a clause failed" in out
+
+
+# --- a fetching tool that fails: its own words, the network blamed only when it says so --------------
+
+
+NPM_SAYS = {
+    "forbidden": ("echo 'npm error code E403' >&2\n"
+                  "echo 'npm error 403 Forbidden - GET https://registry.npmjs.org/whisper.rn - blocked by policy' >&2\n"
+                  "echo 'npm error A complete log of this run can be found in: /nowhere/x.log' >&2\nexit 1\n"),
+    "offline": ("echo 'npm error code ENOTFOUND' >&2\n"
+                "echo 'npm error network request failed, reason: getaddrinfo ENOTFOUND registry.npmjs.org' >&2\nexit 1\n"),
+    "wrong file": ('while [ $# -gt 0 ]; do [ "$1" = --pack-destination ] && dest=$2; shift; done\n'
+                   'echo not-the-tarball > "$dest/whisper.rn-0.4.0-rc.8.tgz"\nexit 0\n'),
+}
+
+
+@pytest.mark.parametrize("case,words,absent", [
+    ("forbidden", ["npm pack whisper.rn@0.4.0-rc.8 failed (exit 1): code E403 / 403 Forbidden - GET",
+                   "blocked by policy"], ["cannot be reached", "network", "complete log"]),
+    ("offline", ["npm pack whisper.rn@0.4.0-rc.8 failed (exit 1)", "getaddrinfo ENOTFOUND registry.npmjs.org",
+                 "(the npm registry cannot be reached from here)"], []),
+    ("wrong file", ["whisper.rn-0.4.0-rc.8.tgz has sha256", "refusing to build it"], ["failed", "network"]),
+])
+def test_a_failing_npm_is_reported_in_its_own_words(tmp_path: Path, case: str, words: list[str],
+                                                    absent: list[str]) -> None:
+    """A stand-in npm first on PATH, and a relative GGSPEC_CACHE (resolved once, against the folder
+    ggspec starts in: the tarball npm writes is found where it was told to write it)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    npm = bin_dir / "npm"
+    npm.write_text("#!/bin/sh\n" + NPM_SAYS[case])
+    npm.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "GGSPEC_RC8_TARBALL"}
+    env.update(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", GGSPEC_CACHE="cache")
+    proc = subprocess.run([sys.executable, "-m", "ggspec.conformance", "check", "--target", "rc8"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    *progress, err = proc.stderr.strip().splitlines()  # the fetch step's progress lines, then the one line
+    assert all(line.startswith("ggspec: fetching ") for line in progress), proc.stderr
+    assert err.startswith("ggspec check: "), err
+    for w in words:
+        assert w in err, err
+    for w in absent:
+        assert w not in err, err
+    assert (tmp_path / "cache" / "rc8").is_dir()
+
+
+@pytest.mark.parametrize("stderr,words,absent", [
+    ("ERROR: HTTP error 403 while getting https://files.pythonhosted.org/x.tar.gz\n"
+     "ERROR: Could not install requirement ggml-python==0.0.26 because of HTTP error 403\n",
+     ["pip download ggml-python==0.0.26 failed (exit 1): ERROR: HTTP error 403 while getting",
+      "because of HTTP error 403", "GGSPEC_SDIST_DIR"], ["cannot be reached"]),
+    ("WARNING: Retrying (Retry(total=0)) after connection broken by 'NewConnectionError(...)': /simple/ggml-python/\n"
+     "ERROR: Could not find a version that satisfies the requirement ggml-python==0.0.26 (from versions: none)\n"
+     "ERROR: No matching distribution found for ggml-python==0.0.26\n",
+     ["No matching distribution found", "(PyPI cannot be reached from here)"], []),
+])
+def test_a_failing_pip_is_reported_in_its_own_words(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stderr: str,
+                                                    words: list[str], absent: list[str]) -> None:
+    from ggspec.conformance.adapters import ggml_python
+    from ggspec.conformance.errors import CannotFetch
+
+    monkeypatch.delenv("GGSPEC_SDIST_DIR", raising=False)
+    monkeypatch.delenv("GGSPEC_GGML_PYTHON_SDIST", raising=False)
+    monkeypatch.setattr(ggml_python.subprocess, "run",
+                        lambda cmd, **kw: subprocess.CompletedProcess(cmd, 1, stdout="", stderr=stderr))
+    with pytest.raises(CannotFetch) as info:
+        ggml_python._fetch(ggml_python.SDISTS["ggml-python-0.0.26"], tmp_path / "sdist.tar.gz")
+    text = str(info.value)
+    assert "\n" not in text
+    for w in words:
+        assert w in text, text
+    for w in absent:
+        assert w not in text, text

@@ -110,6 +110,22 @@ def test_selection_by_clause_area_name_and_glob_not_substring() -> None:
         raise AssertionError(f"--select {sel} --deselect {desel} did not fail")
 
 
+def test_clause_ids_are_case_insensitive_and_patterns_comma_separated(tmp_path: Path) -> None:
+    from ggspec.conformance.engine.runner import load_checks
+    from ggspec.conformance.reports import known
+    from ggspec.conformance.tools.select import matching, select
+
+    checks = load_checks()
+    assert matching("tdata-3", checks) == matching("TDATA-3", checks) != set()
+    assert select(checks, ["TDATA-3,TDATA-4"], None) == select(checks, ["TDATA-3", "TDATA-4"], None)
+    assert select(checks, ["TDATA-3, tdata-4"], ["CPU-[1,2]"]) == select(checks, ["TDATA-3", "TDATA-4"], ["CPU-[12]"])
+    lower, upper = ggspec("clause", "tdata-3"), ggspec("clause", "TDATA-3")
+    assert lower.returncode == 0 and lower.stdout == upper.stdout and lower.stdout.startswith("### TDATA-3:")
+    f = tmp_path / "k.toml"
+    f.write_text('[[known]]\nclause = "cpu-19"\nreason = "a reason in words"\n')
+    assert [e.name for e in known.load(f, checks)] == ["CPU-19"]
+
+
 def test_deselect_runs_the_rest() -> None:
     proc = ggspec("check", "--target", "reference", "--select", "TDATA-3", "--deselect", "tdata.set_offset_wraps",
                   "--max-examples", "2", "--quiet")
@@ -246,3 +262,55 @@ def test_device_is_set_for_the_run_only(tmp_path: Path, monkeypatch: pytest.Monk
     assert code == 0
     assert json.loads((tmp_path / "r.json").read_text())["target_description"]["device"] == "webgpu"
     assert "GGSPEC_DEVICE" not in os.environ
+
+
+def test_list_targets_names_each_target_its_profile_and_known_file_and_the_forms() -> None:
+    from ggspec.conformance.adapters import TARGETS, default_profile
+    from ggspec.conformance.reports.known import DEFAULTS
+
+    proc = ggspec("list", "--targets")
+    assert proc.returncode == 0, proc.stderr
+    rows = {line.split()[0]: line.split() for line in proc.stdout.splitlines() if line.startswith("  ") and
+            not line.startswith("      ")}
+    for name in TARGETS:
+        if name == "external":
+            continue
+        assert name in rows, f"{name} not listed:\n{proc.stdout}"
+        *_, profile, known = rows[name]
+        assert profile == default_profile(name).value and known == DEFAULTS.get(name, "-"), rows[name]
+    assert "native:DIR:MODULE" in rows and "external:PREFIX:INCLUDE_DIR:LIBRARY" in rows
+    assert ggspec("list", "--targets", "--clauses").returncode == 2
+
+
+def test_check_help_is_short_and_states_the_exit_codes_once() -> None:
+    """No list of target names or known files in --help (ggspec list --targets has them), no name
+    cut at a hyphen, and one statement of exit codes 0 to 3."""
+    import os
+
+    from ggspec.conformance.adapters import SDIST_TARGETS
+
+    proc = subprocess.run([sys.executable, "-m", "ggspec.conformance", "check", "--help"], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "COLUMNS": "80"})
+    out = proc.stdout
+    lines = out.splitlines()
+    assert proc.returncode == 0 and len(lines) <= 80, len(lines)
+    assert max(len(line) for line in lines) <= 80
+    assert not [line for line in lines if line.rstrip().endswith("-") and not line.rstrip().endswith(" -")], out
+    assert sum(name in out for name in SDIST_TARGETS) <= 1 and ".toml" not in out
+    assert out.count("exit codes:") == 1 and "ggspec list --targets" in out
+    for code in "0123":
+        assert len([line for line in lines if line.startswith(f"  {code}  ")]) == 1, code
+
+
+def test_files_without_a_run_folder_go_under_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Vectors and C reproducers of a run that names no folder (compare, the pytest plugin) go
+    under GGSPEC_CACHE, never into the temporary folder."""
+    from ggspec.conformance.adapters.creproducer import default_dir
+    from ggspec.conformance.tools.vectors import vector_dir
+
+    monkeypatch.setenv("GGSPEC_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("GGSPEC_REPRO_DIR", raising=False)
+    assert vector_dir(None) == vector_dir(None) == tmp_path / "cache" / "vectors"
+    assert default_dir() == tmp_path / "cache" / "repro"
+    assert vector_dir(str(tmp_path / "run")) == tmp_path / "run" / "vectors"
+

@@ -156,6 +156,23 @@ def test_api_pages_render_the_docstrings(site: Path) -> None:
     assert (site / "_modules" / "ggspec" / "reference" / "tdata.html").is_file()
 
 
+def test_the_html_reports_clause_links_land_on_the_site(site: Path) -> None:
+    """`ggspec check --html`'s clause IDs, given this site (--docs-url), link to a page of it with
+    that clause's anchor: every one of them."""
+    from urllib.parse import urlsplit
+    from urllib.request import url2pathname
+
+    from ggspec.conformance.reports.html import page as report_page
+
+    text = report_page({"clauses": [{"id": cid, "status": "pass", "title": c.title} for cid, c in catalogue().items()]},
+                       site.as_uri())
+    hrefs = re.findall(r'<a class="clause" href="([^"]+)"', text)
+    assert len(hrefs) == len(catalogue())
+    for href in hrefs:
+        parts = urlsplit(href)
+        assert parts.fragment in page(site, str(Path(url2pathname(parts.path)).relative_to(site))).ids, href
+
+
 def test_clause_anchor_lands_on_the_heading(site: Path) -> None:
     """`spec/tdata.html#TDATA-3` lands on the clause, and it is the one anchor of the clause: the
     heading's permalink, the sidebar's entry and the matrix's link all say `#TDATA-3`."""

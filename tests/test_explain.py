@@ -149,13 +149,18 @@ def test_python_file_with_spec(tmp_path: Path) -> None:
     check_drawing(explain(SMALL, 2), svg)
 
 
-def test_json_graph_and_default_svg_path(tmp_path: Path) -> None:
+def test_json_graph_and_default_svg_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without --svg the drawing goes under the cache, not into the current folder, and the
+    output says where."""
     vector = tmp_path / "small.json"
     vector.write_text(SMALL.to_json(), encoding="utf-8")
+    monkeypatch.setenv("GGSPEC_CACHE", str(tmp_path / "cache"))
     proc = run(str(vector), "--backends", "2", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert "wrote small.svg" in proc.stdout
-    check_drawing(explain(SMALL, 2), tmp_path / "small.svg")
+    where = tmp_path / "cache" / "explain" / "small.svg"
+    assert f"wrote {where}" in proc.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "small.json"]
+    check_drawing(explain(SMALL, 2), where)
 
 
 def test_saved_vector_brings_its_devices(tmp_path: Path) -> None:

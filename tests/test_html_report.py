@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from browser import chromium_page
 from ggspec.conformance.engine.results import CheckResult, RunConfig, verdicts
 from ggspec.conformance.reports import report
@@ -34,10 +35,27 @@ def _data() -> dict[str, object]:
 
 
 def test_the_page_is_self_contained() -> None:
-    text = page(_data())
-    assert not re.search(r"""(src|href)=["']?(https?:|//)""", text), "an external asset"
+    text = page(_data(), "https://docs.example/ggspec")
+    assert not re.search(r"""src=["']?(https?:|//)""", text), "an external asset"
     assert "<script src" not in text and "<link" not in text
     assert "&lt;&amp;&gt;" in text  # details are escaped
+
+
+def test_clause_ids_link_to_their_anchor_on_the_docs_site(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One anchor form, the one docs/build.py checks every clause has: spec/CHAPTER.html#ID."""
+    from ggspec.conformance.reports import html as html_mod
+
+    text = page(_data(), "https://docs.example/ggspec")
+    links = dict(re.findall(r'<tr id="row-([A-Z]+-\d+)".*?<a class="clause" href="([^"]+)"', text))
+    assert set(links) == set(catalogue())
+    for cid, href in links.items():
+        assert href == f"https://docs.example/ggspec/spec/{Path(catalogue()[cid].chapter).stem}.html#{cid}"
+    assert links["TDATA-3"] == "https://docs.example/ggspec/spec/tdata.html#TDATA-3"
+    assert '<h3 id="fail-TDATA-8">FAIL <a class="clause" href="https://docs.example/ggspec/spec/tdata.html#TDATA-8"' in text
+    assert 'class="clause"' not in page(_data(), None)  # no site known: plain IDs
+    monkeypatch.setenv("GGSPEC_DOCS_URL", "https://elsewhere.example/")
+    assert html_mod.docs_base(None) == "https://elsewhere.example"
+    assert html_mod.docs_base("file:///site/html") == "file:///site/html"
 
 
 def test_the_page_in_a_browser(tmp_path: Path) -> None:

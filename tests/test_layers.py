@@ -14,13 +14,14 @@ ROOT = Path(__file__).resolve().parent.parent / "conformance"
 PKG = "ggspec.conformance"
 
 #: the foundation: what every folder may import
-BASE = {"errors", "target", "target_names", "version"}
+BASE = {"errors", "names", "target", "target_names", "version"}
 #: folder -> the folders (and top-level modules) its modules may import, besides their own folder
 ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "target": {"errors"},
     "target_names": set(),
     "version": set(),
+    "names": set(),
     "engine": set(BASE),
     "adapters": BASE | {"engine"},
     "inputs": BASE | {"engine", "adapters"},  # sched_scope: the reference adapter as the model

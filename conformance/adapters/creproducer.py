@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shlex
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -590,7 +589,11 @@ def _variant_flags(target_name: str) -> tuple[list[str], list[str], list[str]]:
 
 
 def default_dir() -> Path:
-    return Path(os.environ.get("GGSPEC_REPRO_DIR") or Path(tempfile.gettempdir()) / "ggspec-repro")
+    """Where C reproducers go when the run names no folder of its own: $GGSPEC_REPRO_DIR, else the
+    cache's repro/ folder (never the temporary folder; `ggspec check` gives every run its own)."""
+    from .external import cache_dir
+
+    return Path(os.environ.get("GGSPEC_REPRO_DIR") or cache_dir() / "repro")
 
 
 def write_reproducer(ex: Any, target_name: str, profile: Profile, directory: Path | None = None) -> tuple[Path, list[str]]:

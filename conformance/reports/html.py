@@ -14,6 +14,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ggspec.reference.clauses import catalogue
+
 from ..engine.results import FAILING
 from . import report
 
@@ -62,6 +64,31 @@ _SCRIPT = """
 """
 
 
+#: the docs site that `python docs/build.py build/site` builds in a checkout, if it was built
+_LOCAL_SITE = Path(__file__).resolve().parents[2] / "build" / "site" / "html"
+
+
+def docs_base(given: str | None = None) -> str | None:
+    """The docs site the clause IDs link to: `given` (--docs-url), else $GGSPEC_DOCS_URL, else the
+    site built in this checkout (build/site/html, as a file: URL) when there is one, else None
+    (the IDs are not links)."""
+    import os
+
+    base = given or os.environ.get("GGSPEC_DOCS_URL")
+    if base:
+        return base.rstrip("/")
+    if (_LOCAL_SITE / "spec").is_dir():
+        return _LOCAL_SITE.as_uri()
+    return None
+
+
+def clause_url(clause_id: str, base: str) -> str:
+    """A clause's place on the docs site, in the one anchor form the site has: its chapter's
+    page and the ID as written, `BASE/spec/tdata.html#TDATA-3` (docs/conf.py, docs/build.py)."""
+    chapter = catalogue()[clause_id].chapter
+    return f"{base}/spec/{Path(chapter).with_suffix('.html').as_posix()}#{clause_id}"
+
+
 def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
@@ -70,8 +97,10 @@ def _options(values: list[str]) -> str:
     return '<option value="">all</option>' + "".join(f'<option value="{_e(v)}">{_e(v)}</option>' for v in values)
 
 
-def page(data: dict[str, Any]) -> str:
-    """The HTML text of the JSON report `data`."""
+def page(data: dict[str, Any], docs_url: str | None = None) -> str:
+    """The HTML text of the JSON report `data`; with `docs_url`, each clause ID links to its
+    clause on that docs site (clause_url)."""
+    known = catalogue()
     clauses: list[dict[str, Any]] = list(data.get("clauses", []))
     verdicts, results = report.from_json(data)
     summary = data.get("summary") or report.summary(verdicts)
@@ -97,7 +126,7 @@ def page(data: dict[str, Any]) -> str:
         cell = (f'<a href="#fail-{_e(c["id"])}">{_e(shown)}</a>' if status in FAILING else _e(shown))
         rows.append(
             f'<tr id="row-{_e(c["id"])}" data-area="{_e(area)}" data-status="{_e(status)}">'
-            f'<td><code>{_e(c["id"])}</code></td><td>{_e(c.get("kind", ""))}</td>'
+            f'<td>{_clause_cell(c["id"], docs_url if c["id"] in known else None)}</td><td>{_e(c.get("kind", ""))}</td>'
             f'<td class="status" style="background:{COLOUR.get(status, "#fff")}">{cell}</td>'
             f'<td class="n">{_e(c.get("examples", ""))}</td><td>{_e(c.get("title", ""))}</td>'
             f'<td>{_e(", ".join(c.get("checks", [])))}</td></tr>')
@@ -108,7 +137,8 @@ def page(data: dict[str, Any]) -> str:
     for v in verdicts:
         if v.status not in FAILING:
             continue
-        parts = [f'<h3 id="fail-{_e(v.id)}">{_e(v.status.upper())} {_e(v.id)}: {_e(v.title)}</h3>']
+        shown_id = _clause_cell(v.id, docs_url if v.id in known else None)
+        parts = [f'<h3 id="fail-{_e(v.id)}">{_e(v.status.upper())} {shown_id}: {_e(v.title)}</h3>']
         for f in report.failures_of(v, results) or [report.Failure("", v.status, v.detail.splitlines(), [])]:
             parts.append(f'<div class="failure"><h4>{_e(f.check)} ({_e(f.status)})</h4>'
                          f'<pre class="difference">{_e(chr(10).join(f.difference))}</pre>'
@@ -148,5 +178,12 @@ def _order(status: str) -> int:
     return ORDER.index(status) if status in ORDER else len(ORDER)
 
 
-def write_html(path: Path, data: dict[str, Any]) -> None:
-    path.write_text(page(data), encoding="utf-8")
+def _clause_cell(clause_id: str, docs_url: str | None) -> str:
+    code = f"<code>{_e(clause_id)}</code>"
+    if docs_url is None:
+        return code
+    return f'<a class="clause" href="{_e(clause_url(clause_id, docs_url))}" title="the clause on the docs site">{code}</a>'
+
+
+def write_html(path: Path, data: dict[str, Any], docs_url: str | None = None) -> None:
+    path.write_text(page(data, docs_url), encoding="utf-8")

@@ -35,6 +35,7 @@ from ggspec.reference.clauses import catalogue
 
 from ..engine.results import FAILING, ClauseVerdict, Status
 from ..errors import KnownFileError
+from ..names import clause_id, did_you_mean, unknown_clause
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -159,12 +160,14 @@ def load(path: Path, checks: Mapping[str, object]) -> list[Known]:
             raise KnownFileError(f"{where}: {kind} must be a string")
         if not isinstance(targets, list) or not targets or not all(isinstance(t, str) for t in targets):
             raise KnownFileError(f"{where}: targets must be a non-empty list of strings (fnmatch patterns)")
-        if kind == "clause" and name not in cat:
-            raise KnownFileError(f"{where}: no clause {name} in the spec")
+        if kind == "clause":  # any case, as everywhere (names.py)
+            if clause_id(name) is None:
+                raise KnownFileError(f"{where}: {unknown_clause(name)}")
+            name = str(clause_id(name))
         if kind == "area" and name not in areas:
             raise KnownFileError(f"{where}: no area {name} (areas: {' '.join(sorted(areas))})")
         if kind == "check" and name not in checks:
-            raise KnownFileError(f"{where}: no check {name} (see ggspec list --checks)")
+            raise KnownFileError(f"{where}: no check {name}{did_you_mean(name, checks)}; see ggspec list --checks")
         out.append(Known(kind, name, reason, tuple(targets)))
     return out
 

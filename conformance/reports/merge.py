@@ -143,9 +143,9 @@ def run_merge(args: argparse.Namespace) -> int:
     if args.junit:
         report.write_junit(Path(args.junit), verdicts, cfg, results, seconds=float(data["seconds"]))
     if args.html:
-        from .html import write_html
+        from .html import docs_base, write_html
 
-        write_html(Path(args.html), data)
+        write_html(Path(args.html), data, docs_base(getattr(args, "docs_url", None)))
     return 1 if data["summary"]["verdict"] == "fail" else 0
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import signal
 import sys
@@ -29,23 +28,26 @@ from ..engine.runner import load_checks, load_target, print_progress, run_all, u
 from ..engine.stream import stream_path
 from ..engine.stream import write_all as write_stream
 from ..errors import RunInterrupted, TargetUnavailable, UsageError
+from ..names import clause_id, unknown_clause
+from ..names import target as resolve_target
 from ..reports import report
 from ..target_names import parse
 
 EXIT_CODES = """exit codes:
-  0  no clause failed, crashed or timed out (unsupported, xfail and uncovered clauses do not fail
-     a run)
-  1  a clause failed, crashed or timed out; with --strict also an xpass (a known failure that
-     passed) or an uncovered clause
-  2  a usage error, reported in one line before any check runs and before anything of the target
-     runs: a bad option value, a selection that matches nothing, a malformed known-failures file,
-     a report path that cannot be written, a target that cannot be fetched or built (no npm, a
-     wrong --prefix, a missing library, an unwritable GGSPEC_CACHE)
-  3  the target was built but could not be loaded: opening it and its first call, in a worker,
-     crashed, hung past --timeout or raised; the report gives every selected check that verdict
-  130, 143  interrupted by SIGINT / SIGTERM: the reports hold the checks that finished, marked
-     interrupted
+  0  no clause failed, crashed or timed out (unsupported, xfail and uncovered
+     clauses do not fail a run)
+  1  a clause failed, crashed or timed out; with --strict also an xpass or an
+     uncovered clause
+  2  a usage error, in one line, before anything of the target runs: a bad
+     option, file or selection, a report path that cannot be written, a
+     target that cannot be fetched or built
+  3  the target was built, but crashed, hung or raised as it was opened and
+     first called
+  130, 143  interrupted (SIGINT, SIGTERM): the reports hold what finished
 """
+
+DOCS_URL_HELP = ("the docs site the HTML page's clause IDs link to, as URL/spec/tdata.html#TDATA-3 (default: "
+                 "$GGSPEC_DOCS_URL, else this checkout's build/site/html if built)")
 
 #: the most backends a scheduler takes (SCHED-2): the range of `explain --backends`
 MAX_BACKENDS = 16
@@ -112,15 +114,7 @@ def _target_name(args: argparse.Namespace) -> str:
         return external_target_name(args.include, args.lib, args.prefix)
     if given:
         raise ValueError(f"--{given[0]} is for --target external only")
-    name = str(args.target)
-    if ":" not in name and name not in TARGETS:  # a plain name: case-insensitive, else the nearest one
-        lower = {t.lower(): t for t in TARGETS}
-        if name.lower() in lower:
-            return lower[name.lower()]
-        near = difflib.get_close_matches(name.lower(), list(lower), n=1)
-        if near:  # else the adapters' own message, which lists the forms a target name takes
-            raise UsageError(f"unknown target '{name}' (did you mean {lower[near[0]]}?)")
-    return name
+    return resolve_target(str(args.target), TARGETS)
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -222,9 +216,10 @@ def _check_run(args: argparse.Namespace) -> int:
     if args.junit:
         report.write_junit(Path(args.junit), found, cfg, results, seconds=elapsed)
     if args.html:
-        from ..reports.html import write_html
+        from ..reports.html import docs_base, write_html
 
-        write_html(Path(args.html), report.to_json(found, results, cfg, started=started, seconds=elapsed, target=described))
+        write_html(Path(args.html), report.to_json(found, results, cfg, started=started, seconds=elapsed, target=described),
+                   docs_base(args.docs_url))
     if interrupted:
         print(f"INTERRUPTED by {cfg.interrupted}: {len(results)} check(s) finished", flush=True)
         print(report.verdict_line(found, cfg), flush=True)
@@ -354,7 +349,12 @@ def _explain(args: argparse.Namespace) -> int:
         raise UsageError(f"--backends must be between 1 and {MAX_BACKENDS} (a scheduler takes at most "
                          f"{MAX_BACKENDS} backends, the last one the CPU), got {args.backends}")
     outputs = [(o, p, o[2:]) for o, p in (("--svg", args.svg), ("--png", args.png)) if p]
-    outputs = outputs or [("--svg", f"{Path(args.source).stem}.svg", "svg")]
+    if not outputs:  # not into the current folder: the cache's explain/ (the line below says where)
+        from ..adapters.external import cache_dir
+
+        default = cache_dir() / "explain" / f"{Path(args.source).stem}.svg"
+        default.parent.mkdir(parents=True, exist_ok=True)
+        outputs = [("--svg", str(default), "svg")]
     for option, path, _ in outputs:
         _writable(option, path)
     vector = load_vector(args.source, args.backends)
@@ -385,19 +385,24 @@ def _replay(args: argparse.Namespace) -> int:
 def _clause(args: argparse.Namespace) -> int:
     from .listing import clause_text
 
-    try:
-        print(clause_text(args.id))
-    except KeyError:
-        raise UsageError(f"no clause {args.id} in the spec (ggspec list --clauses lists them)") from None
+    cid = clause_id(args.id)  # any case: tdata-3 is TDATA-3
+    if cid is None:
+        raise UsageError(unknown_clause(args.id))
+    print(clause_text(cid))
     from .rc8lines import rc8_listing
 
-    print("\n" + "\n".join(rc8_listing(args.id)))
+    print("\n" + "\n".join(rc8_listing(cid)))
     return 0
 
 
 def _list(args: argparse.Namespace) -> int:
-    from .listing import check_lines, clause_lines
+    from .listing import check_lines, clause_lines, target_lines
 
+    if args.targets:
+        if args.clauses or args.checks:
+            raise UsageError("list --targets lists the targets only: leave out --clauses and --checks")
+        print("\n".join(target_lines()))
+        return 0
     checks = load_checks()
     both = args.clauses == args.checks
     out: list[str] = []
@@ -409,8 +414,37 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _settle_folders() -> dict[str, str | None]:
+    """Resolve a relative GGSPEC_CACHE once, against the folder ggspec started in (every later
+    step, worker and child process then names the same folder), and keep hypothesis' files
+    (its constants cache) under the cache, not in a `.hypothesis/` of the current folder.
+    Returns the variables' values before, for main to put back (an in-process caller keeps its own)."""
+    from ..adapters.external import cache_dir
+
+    before = {k: os.environ.get(k) for k in ("GGSPEC_CACHE", "HYPOTHESIS_STORAGE_DIRECTORY")}
+    if os.environ.get("GGSPEC_CACHE"):
+        os.environ["GGSPEC_CACHE"] = str(cache_dir())
+    if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = str(cache_dir() / "hypothesis")
+    return before
+
+
+class _Help(argparse.RawDescriptionHelpFormatter):
+    """Help text wrapped at spaces only: a name such as ggml-python-0.0.26 is never cut at a hyphen."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False, break_long_words=False)
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse with the one-line usage errors the docs promise (no usage block)."""
+    """argparse with the one-line usage errors the docs promise (no usage block), and help that
+    wraps at spaces only (_Help)."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs.setdefault("formatter_class", _Help)
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: {message}\n")
@@ -432,63 +466,59 @@ class _Version(argparse.Action):
 
 def main(argv: list[str] | None = None) -> int:
     parser = _Parser(prog="ggspec", description="Check a ggml-backend build against the rc.8 spec.",
-                                     epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                     epilog=EXIT_CODES)
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True)
     chk = sub.add_parser("check", help="run the conformance suite against one target", epilog=EXIT_CODES,
-                         formatter_class=argparse.RawDescriptionHelpFormatter)
-    chk.add_argument("--target", default="native", help=f"{' | '.join(TARGETS)} (default native)")
+                         usage="%(prog)s [--target NAME] [--select PATTERN] [--json FILE] [options]")
+    chk.add_argument("--target", default="native",
+                     help="what to check (default native): rc8, reference, ggml-python-0.0.26, native:DIR:MODULE, "
+                          "external:PREFIX:INCLUDE_DIR:LIBRARY, ...; ggspec list --targets lists them")
     chk.add_argument("--profile", choices=[p.value for p in Profile], help="semantics to expect (default: the target's)")
     chk.add_argument("--size", choices=sorted(PROFILES), default="dev", help="run size: examples per check")
     chk.add_argument("--device", choices=["vdev", "webgpu"], default="vdev",
-                     help="the device of the checks asking for a plain virtual device (docs/webgpu.md)")
-    chk.add_argument("--max-examples", type=int, help="override the examples per check")
-    chk.add_argument("--seed", type=int, help="hypothesis seed (printed when not given)")
+                     help="the device behind a check's plain virtual device (docs/webgpu.md)")
+    chk.add_argument("--max-examples", metavar="N", type=int, help="examples per check, instead of --size's")
+    chk.add_argument("--seed", metavar="N", type=int, help="hypothesis seed (printed when not given)")
     chk.add_argument("--derandomize", action="store_true", help="derive examples from the check, not a seed")
     chk.add_argument("--select", action="append", metavar="PATTERN",
                      help="only these checks: a clause ID (TDATA-3), an area (SCHED), a check name or a glob "
-                          "(copy.*, CPU-1?); repeatable, see ggspec list")
+                          "('copy.*'); repeatable or comma-separated, see ggspec list")
     chk.add_argument("--deselect", action="append", metavar="PATTERN", help="leave these checks out (same patterns; repeatable)")
     chk.add_argument("--known", metavar="FILE",
-                     help="known failures (TOML: [[known]] clause/check/area, reason, targets): failing ones are xfail, "
-                          "passing ones xpass; default: the shipped file of the target, if any "
-                          f"({', '.join(sorted(_known_defaults()))})")
+                     help="known failures (TOML [[known]] entries): failing ones are xfail, passing ones xpass "
+                          "(default: the target's shipped file, see ggspec list --targets)")
     chk.add_argument("--no-known", action="store_true", help="ignore the target's shipped known-failures file")
     chk.add_argument("--json", metavar="FILE",
-                     help="write the JSON report here; each check's result also streams, as it finishes, to FILE "
-                          "with .jsonl for .json (see conformance/stream.py)")
+                     help="write the JSON report here (results also stream to FILE.jsonl as checks finish)")
     chk.add_argument("--timeout", metavar="SECONDS", type=float, default=DEFAULT_TIMEOUT,
                      help=f"how long the target may spend in one API call: past it the check's verdict is timeout, "
-                          f"naming the call (an example may take 10 times that, the loading 2 times; "
-                          f"default {DEFAULT_TIMEOUT:g})")
+                          f"naming the call (default {DEFAULT_TIMEOUT:g})")
     chk.add_argument("--check-budget", metavar="SECONDS", type=float, default=DEFAULT_CHECK_BUDGET,
                      help=f"how long one check may take in all (default {DEFAULT_CHECK_BUDGET:g})")
     chk.add_argument("--workers", metavar="N", type=int, default=_cores(),
-                     help=f"run N checks at once, each in its own worker; the verdicts do not depend on N "
-                          f"(default: the cores, here {_cores()})")
+                     help=f"checks run at once, each in its own worker (default: the cores, here {_cores()})")
     chk.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here")
-    chk.add_argument("--html", metavar="FILE", help="write the report as one self-contained HTML page here")
+    chk.add_argument("--html", metavar="FILE", help="write the report as one HTML page here")
+    chk.add_argument("--docs-url", metavar="URL", help=DOCS_URL_HELP)
     chk.add_argument("--shard", metavar="K/N",
-                     help="run the K-th of N deterministic parts of the selected checks (join the JSON reports with merge)")
+                     help="run the K-th of N parts of the selection (ggspec merge joins their JSON reports)")
     chk.add_argument("--baseline", metavar="OLD.json",
-                     help="compare with an earlier JSON report: list newly failing, newly passing and now unsupported "
-                          "clauses; exit 1 only when a clause fails that did not fail in OLD.json")
+                     help="list what changed since an earlier JSON report; exit 1 only on a newly failing clause")
     chk.add_argument("--changed", nargs="?", const="HEAD", metavar="REV",
-                     help="only the checks the files changed since REV (default HEAD; untracked files included) "
-                          "can reach, through the traceability matrix; prints what it selected and why")
+                     help="only the checks that the files changed since REV (default HEAD) can reach")
     chk.add_argument("--no-cache", action="store_true",
-                     help="run every check, even one whose verdict the cache holds (a run with --seed or --derandomize "
-                          "reuses the verdict of an unchanged check on an unchanged target; CI=true turns it off)")
-    chk.add_argument("--strict", action="store_true", help="also fail when a clause is uncovered or a known failure passed")
+                     help="run every check (with --seed, unchanged checks reuse their cached verdicts)")
+    chk.add_argument("--strict", action="store_true", help="also fail on an uncovered clause or an xpass")
     chk.add_argument("--quiet", action="store_true", help="no progress lines")
-    chk.add_argument("-v", "--verbose", action="store_true", help="show each failure's whole difference, not its first lines")
+    chk.add_argument("-v", "--verbose", action="store_true", help="show each failure's whole difference")
     ext = chk.add_argument_group("an external build (--target external)")
     ext.add_argument("--include", metavar="DIR", help="its headers: ggml.h, ggml-alloc.h, ggml-backend.h, ggml-backend-impl.h")
     ext.add_argument("--lib", metavar="FILE", help="its shared library")
     ext.add_argument("--prefix", metavar="PREFIX", help="its symbol prefix, e.g. ggml_ or wsp_ggml_")
     chk.add_argument("--repro-dir", metavar="DIR",
-                     help="where the run's files (C reproducers, vectors) go (default $GGSPEC_REPRO_DIR, else REPORT.files "
-                          "next to --json REPORT.json, else a folder of the run under $GGSPEC_CACHE/runs)")
+                     help="where the run's files (C reproducers, vectors) go (default: $GGSPEC_REPRO_DIR, else "
+                          "REPORT.files next to --json REPORT.json, else $GGSPEC_CACHE/runs/RUN)")
     chk.add_argument("--no-c-reproducers", action="store_true", help="do not write C reproducers")
     chk.set_defaults(func=_check)
     cl = sub.add_parser("clause", help="print a clause of the spec (head and prose)")
@@ -497,17 +527,21 @@ def main(argv: list[str] | None = None) -> int:
     ls = sub.add_parser("list", help="list the clauses (ID, kind, title, checks) and the checks (name, clauses)")
     ls.add_argument("--clauses", action="store_true", help="only the clauses")
     ls.add_argument("--checks", action="store_true", help="only the checks")
+    ls.add_argument("--targets", action="store_true",
+                    help="the targets instead: name, what it is, default profile, known-failures file, and the "
+                         "forms native:DIR:MODULE and external:PREFIX:INCLUDE_DIR:LIBRARY")
     ls.set_defaults(func=_list)
     exp = sub.add_parser("explain", help="draw what the scheduler decides for a graph (table + SVG)")
     exp.add_argument("source", help="a fixture (encoder, decoder), a .py file defining SPEC, or a .json vector")
     exp.add_argument("--backends", type=int, default=2,
                      help=f"number of backends, 1 to {MAX_BACKENDS}: N-1 virtual devices and the CPU")
-    exp.add_argument("--svg", metavar="FILE", help="where to write the drawing as SVG (default <source>.svg)")
+    exp.add_argument("--svg", metavar="FILE",
+                     help="where to write the drawing as SVG (default: $GGSPEC_CACHE/explain/SOURCE.svg, printed)")
     exp.add_argument("--png", metavar="FILE", help="where to write the drawing as PNG")
     exp.set_defaults(func=_explain)
     rep = sub.add_parser("replay", help="run a saved graph vector (JSON) on a target against the reference")
     rep.add_argument("vector", metavar="VECTOR.json", help="a vector file (conformance/vectors/, or one a failing run saved)")
-    rep.add_argument("--target", default="native", help=f"{' | '.join(TARGETS)} (default native)")
+    rep.add_argument("--target", default="native", help="the target (default native; ggspec list --targets)")
     rep.add_argument("--profile", choices=[p.value for p in Profile], help="semantics to expect (default: the target's)")
     for option, meta in (("--include", "DIR"), ("--lib", "FILE"), ("--prefix", "PREFIX")):
         rep.add_argument(option, metavar=meta, help="an external build, as for check --target external")
@@ -517,6 +551,7 @@ def main(argv: list[str] | None = None) -> int:
     mrg.add_argument("--json", metavar="FILE", help="write the merged JSON report here")
     mrg.add_argument("--junit", metavar="FILE", help="write a JUnit XML report here")
     mrg.add_argument("--html", metavar="FILE", help="write the HTML page here")
+    mrg.add_argument("--docs-url", metavar="URL", help=DOCS_URL_HELP)
     mrg.add_argument("-v", "--verbose", action="store_true", help="show each failure's whole difference")
     mrg.set_defaults(func=_merge)
     cmp = sub.add_parser("compare", help="several targets side by side: one clause x target table")
@@ -534,6 +569,7 @@ def main(argv: list[str] | None = None) -> int:
     cmp.add_argument("--quiet", action="store_true", help="no progress lines")
     cmp.set_defaults(func=_compare)
     args = parser.parse_args(argv)
+    before = _settle_folders()
     try:
         return int(args.func(args))
     except (ValueError, ImportError, TargetUnavailable) as exc:
@@ -547,12 +583,13 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
-
-def _known_defaults() -> list[str]:
-    from ..reports.known import DEFAULTS
-
-    return [f"{t}: conformance/known/{f}" for t, f in DEFAULTS.items()]
 
 
 if __name__ == "__main__":

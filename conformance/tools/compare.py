@@ -60,12 +60,17 @@ class Column:
 
 def parse_target(spec: str) -> tuple[str, Profile]:
     """`rc8`, `native@rc8`, `external:ggml_:INC:LIB@fixed` → (target, profile)."""
+    from ..adapters import TARGETS
+    from ..names import target as resolve_target
+
     name, sep, prof = spec.rpartition("@")
     if not sep:
-        return spec, default_profile(spec)
+        name = resolve_target(spec, TARGETS)  # the rule of check --target: any case, else the nearest
+        return name, default_profile(name)
     profiles = [p.value for p in Profile]
     if prof.lower() not in profiles:
         raise ValueError(f"{spec}: no profile {prof!r} (the profiles are {' and '.join(profiles)})")
+    name = resolve_target(name, TARGETS)
     return name, Profile(prof.lower())
 
 

@@ -26,6 +26,7 @@ from ggspec.reference.tensor import Tensor, nbytes
 from ..adapters.reference import ReferenceTarget
 from ..inputs.fixtures import FIXTURES
 from ..inputs.graphspec import GraphSpec, build
+from ..names import did_you_mean
 from .vectors import Vector
 
 PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#e15759", "#76b7b2", "#edc948", "#9c755f"]
@@ -94,7 +95,8 @@ def load_vector(source: str, n_backends: int) -> Vector:
         return Vector(FIXTURES[source](n_backends), devices(n_backends))
     path = Path(source)
     if not path.exists():
-        raise ValueError(f"{source!r} is neither a fixture ({', '.join(FIXTURES)}) nor a file")
+        raise ValueError(f"{source!r} is neither a fixture ({', '.join(FIXTURES)}) nor a file"
+                         + did_you_mean(source, FIXTURES))
     if path.is_dir():
         raise ValueError(f"{source} is a folder, not a fixture ({', '.join(FIXTURES)}), a .py or a .json file")
     if path.suffix == ".json":

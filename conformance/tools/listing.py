@@ -6,6 +6,8 @@ reference model reads its clause catalogue from.
 
 from __future__ import annotations
 
+import textwrap
+
 from ggspec.reference.clauses import SPEC_DIR, catalogue
 
 from ..engine.registry import Check
@@ -51,3 +53,50 @@ def check_lines(checks: dict[str, Check]) -> list[str]:
     """One line a check: its name and the clauses it covers."""
     width = max(len(n) for n in checks)
     return [f"{name:{width}s}  {' '.join(checks[name].clauses)}" for name in sorted(checks)]
+
+
+#: what each non-sdist target is, for `ggspec list --targets`
+_WHAT = {
+    "reference": "the Python model, against itself (a self-test)",
+    "native": "our clean-room C build (native/), the default",
+    "rc8": "whisper.rn 0.4.0-rc.8, built as shipped (NDEBUG); npm",
+    "rc8-asserts": "whisper.rn 0.4.0-rc.8 with its assert()s compiled in; npm",
+}
+
+#: the two target forms that take parts, and what the parts are
+FORMS = (
+    ("native:DIR:MODULE", "a variant build of native/: the cffi module MODULE in folder DIR "
+                  "(ggspec.native.build.build_variant makes one)", "fixed"),
+    ("external:PREFIX:INCLUDE_DIR:LIBRARY", "any build of this API: its symbol prefix, its headers' folder, its "
+                                            "shared library (or --target external --include DIR --lib FILE "
+                                            "--prefix PREFIX)", "fixed"),
+)
+
+
+def target_lines() -> list[str]:
+    """`ggspec list --targets`: one line a target (name, what it is, default profile, the shipped
+    known-failures file it reads by default), then the two forms that take parts."""
+    from ..adapters import TARGETS
+    from ..adapters.ggml_python import SDISTS
+    from ..reports.known import DEFAULTS
+    from ..target_names import default_profile
+
+    rows = []
+    for name in TARGETS:
+        if name == "external":
+            continue
+        what = _WHAT.get(name) or f"{SDISTS[name].what}; pip"
+        known = DEFAULTS.get(name, "-")
+        rows.append((name, what, default_profile(name).value, known))
+    forms = [(form, what, profile, "-") for form, what, profile in FORMS]
+    width = max(len(r[0]) for r in rows)
+    what_width = max(len(r[1]) for r in rows)
+    out = ["targets (name; what it is, and what fetches it; default profile; the known-failures file",
+           "of conformance/known/ that --known defaults to):"]
+    out += [f"  {n:{width}s}  {w:{what_width}s}  {p:5s}  {k}" for n, w, p, k in rows]
+    out += ["", "target forms with parts (default profile fixed, no known-failures file):"]
+    for form, what, _, _ in forms:
+        out += [f"  {form}", *textwrap.wrap(what, 96, initial_indent="      ", subsequent_indent="      ")]
+    out += ["", "rc8 and the pip builds are fetched and built once, under $GGSPEC_CACHE (default "
+                "~/.cache/ggspec).", "compare takes NAME@PROFILE (rc8@fixed); check takes --profile."]
+    return out

@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import typing
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -259,17 +258,15 @@ def main(path: str, target: str, profile: Profile) -> int:
 
 
 def vector_dir(repro_dir: str | None) -> Path:
-    """Where a run saves vectors: <repro dir>/vectors (--repro-dir, else $GGSPEC_REPRO_DIR), else a
-    new folder of this process under the system's temporary folder."""
+    """Where a run saves vectors: <repro dir>/vectors (the run's folder: --repro-dir, else
+    $GGSPEC_REPRO_DIR), else the cache's vectors/ folder (one folder, each file named by its
+    content's hash: nothing piles up, nothing goes to the temporary folder)."""
     base = repro_dir or os.environ.get("GGSPEC_REPRO_DIR")
     if base:
         return Path(base) / "vectors"
-    if not _OWN_DIR:
-        _OWN_DIR.append(Path(tempfile.mkdtemp(prefix="ggspec-vectors-")))
-    return _OWN_DIR[0]
+    from ..adapters.external import cache_dir
 
-
-_OWN_DIR: list[Path] = []
+    return cache_dir() / "vectors"
 
 
 def note_for(exc: BaseException, repro_dir: str | None, seed: int | None = None) -> str:
