@@ -80,6 +80,11 @@ PICTURES = {
                                              "reservation and the separate byte store, beside the CPU backend"),
     "kernels": ("kernels.png", "native's CPU kernels against rc.8 and numpy: time relative to rc.8 -O3 -march=native, "
                                "1 and 2 threads (bench/RESULTS.md)"),
+    "webgpu-device": ("webgpu-device.svg", "The WebGPU device backend: one device a process, its one queue, the GPU "
+                                           "storage buffer behind an inaccessible reservation, the staging and scratch "
+                                           "buffers, one compute pass a graph, over wgpu-native"),
+    "versions": ("versions.svg", "Clause statuses per column of the version table: rc.8, llama-cpp-python and each "
+                                 "ggml-python version, from docs/data/versions-compare.json"),
 }
 _PICTURE = re.compile(r"^<!-- picture: ([a-z-]+) -->$", re.M)
 NO_DOT = "*(A drawing goes here when the site is built with Graphviz's `dot` installed: apt-get install graphviz.)*"
@@ -97,15 +102,23 @@ def _dot(source: str) -> str | None:
 
 def pictures(source: Path) -> None:
     """Draw the site's pictures into the staged tree, made at each build so they follow the code:
-    the virtual device (docs/pictures/virtual-device.dot), the kernel plot of bench/
+    the virtual and WebGPU devices (docs/pictures/*.dot), the version table as a chart
+    (versions.chart_svg of docs/data/versions-compare.json), the kernel plot of bench/
     (bench/kernels.png, from bench/run_all.py), and in the scheduler chapter the two fixtures as
     the reference scheduler splits them over three backends (`ggspec explain encoder|decoder`).
     Without Graphviz's `dot` each drawing is a sentence saying so."""
     out = source / "docs" / "pictures"
     out.mkdir(parents=True, exist_ok=True)
-    drawn = _dot((DOCS / "pictures" / "virtual-device.dot").read_text(encoding="utf-8"))
-    if drawn is not None:
-        (out / "virtual-device.svg").write_text(drawn, encoding="utf-8")
+    for device in ("virtual-device", "webgpu-device"):
+        drawn = _dot((DOCS / "pictures" / f"{device}.dot").read_text(encoding="utf-8"))
+        if drawn is not None:
+            (out / f"{device}.svg").write_text(drawn, encoding="utf-8")
+    compare = DOCS / "data" / "versions-compare.json"
+    if compare.is_file():  # the version table as a chart (plain SVG, no Graphviz needed)
+        import json
+
+        (out / "versions.svg").write_text(versions.chart_svg(json.loads(compare.read_text(encoding="utf-8"))),
+                                          encoding="utf-8")
     shutil.copyfile(ROOT / "bench" / "kernels.png", out / "kernels.png")
     for page in (source / "docs").rglob("*.md"):
         text = page.read_text(encoding="utf-8")

@@ -373,7 +373,8 @@ def test_the_pictures_are_drawn_and_shown(site: Path, tmp_path: Path) -> None:
         assert drawn.count('class="node"') == len(ex.rows) + len(ex.leafs) + len(ex.copies) + len(
             {r.backend for r in ex.rows} | {x.backend for x in ex.leafs}), name
     with chromium_page(1280, 900) as (pg, errors):
-        for rel, srcs in (("docs/virtual-device.html", ["virtual-device.svg"]),
+        for rel, srcs in (("docs/virtual-device.html", ["virtual-device.svg"]), ("docs/webgpu.html", ["webgpu-device.svg"]),
+                          ("docs/versions.html", ["versions.svg"]),
                           ("spec/sched.html", ["encoder.svg", "decoder.svg"]), ("docs/index.html", ["kernels.png"])):
             pg.goto((site / rel).as_uri())
             body = _box(pg, "div.body")
@@ -386,6 +387,32 @@ def test_the_pictures_are_drawn_and_shown(site: Path, tmp_path: Path) -> None:
                 assert box is not None and box["width"] > 300 and box["x"] + box["width"] <= body["x"] + body["width"] + 1
                 img.screenshot(path=str(tmp_path / f"{src}.png"))
         assert errors == []
+
+
+def test_the_webgpu_device_and_the_version_chart_are_on_their_pages(site: Path) -> None:
+    """docs/build.py draws docs/pictures/webgpu-device.dot (every node of it) onto the WebGPU page
+    and the committed compare report as a chart onto the version page (without a browser: the
+    image tags and the files they name)."""
+    import json
+    import xml.etree.ElementTree as ET
+
+    from ggspec.conformance.tools.versions import chart_svg
+
+    if shutil.which("dot") is None:
+        if IN_CI:
+            pytest.fail("CI=true but Graphviz's dot is missing (apt-get install graphviz)")
+        pytest.skip("Graphviz's dot is missing: the site says so instead of drawing")
+    for rel, name in (("docs/webgpu.html", "webgpu-device.svg"), ("docs/versions.html", "versions.svg")):
+        text = (site / rel).read_text(encoding="utf-8")
+        srcs = re.findall(r'<img [^>]*src="([^"]+)"', text)
+        assert [src for src in srcs if src.endswith(f"_images/{name}")], (rel, srcs)
+        ET.fromstring((site / "_images" / name).read_text(encoding="utf-8"))  # a whole SVG
+    dot = (ROOT / "docs" / "pictures" / "webgpu-device.dot").read_text(encoding="utf-8")
+    nodes = re.findall(r"^\s+(\w+) \[label=", dot, re.M)
+    drawn = (site / "_images" / "webgpu-device.svg").read_text(encoding="utf-8")
+    assert drawn.count('class="node"') == len(nodes) and all(f"<title>{n}</title>" in drawn for n in nodes)
+    data = json.loads((ROOT / "docs" / "data" / "versions-compare.json").read_text(encoding="utf-8"))
+    assert (site / "_images" / "versions.svg").read_text(encoding="utf-8") == chart_svg(data)
 
 
 @pytest.mark.parametrize("width", [1024, 390], ids=["1024", "phone-390"])

@@ -246,3 +246,40 @@ def test_versions_update_assembles_the_compare_from_check_reports_and_keeps_its_
     # --no-run: a column with no report anywhere is left out, not run
     fewer = update(out, reports, columns=(*cols, "ggml-python-0.0.27@rc8"), run=False)
     assert [c["label"] for c in fewer["columns"]] == ["rc8@rc8", "ggml-python-0.0.26@rc8"]
+
+
+def test_the_version_table_as_a_chart() -> None:
+    """docs/build.py draws the committed compare report as a chart: one bar a column, a segment a
+    status with its count (in its tooltip), widths in proportion to the counts."""
+    import json
+    import re
+    import xml.etree.ElementTree as ET
+
+    from ggspec.conformance.tools.versions import CHART_STATUSES, chart_svg
+
+    data = json.loads((Path(__file__).resolve().parent.parent / "docs" / "data" / "versions-compare.json")
+                      .read_text(encoding="utf-8"))
+    root = ET.fromstring(chart_svg(data))
+    ns = "{http://www.w3.org/2000/svg}"
+    seen: dict[str, dict[str, tuple[int, float]]] = {}
+    for rect in root.iter(f"{ns}rect"):
+        title = rect.find(f"{ns}title")
+        if title is None:
+            continue  # a legend swatch
+        m = re.fullmatch(r"(.+): (\d+) (.+)", title.text or "")
+        assert m is not None, title.text
+        seen.setdefault(m.group(1), {})[m.group(3)] = (int(m.group(2)), float(rect.get("width", "0")))
+    assert list(seen) == [c["label"] for c in data["columns"]]
+    n_big, w_big = max((seg for segs in seen.values() for seg in segs.values()), key=lambda seg: seg[0])
+    for segs in seen.values():  # one scale for every segment (widths are written to 0.1 px)
+        assert all(abs(w - n * w_big / n_big) <= 0.1 for n, w in segs.values()), segs
+    for c in data["columns"]:
+        want = {s: c["summary"][s] for s in CHART_STATUSES if c["summary"].get(s)}
+        assert {s: n for s, (n, _) in seen[c["label"]].items()} == want, c["label"]
+    assert "<!-- picture: versions -->" in page_from_committed()
+
+
+def page_from_committed() -> str:
+    from ggspec.conformance.tools.versions import page_from
+
+    return page_from(Path(__file__).resolve().parent.parent / "docs" / "data" / "versions-compare.json")

@@ -124,7 +124,8 @@ def page(data: dict[str, Any]) -> str:
     out = [INTRO.format(columns=" ".join(c["target"] if c["profile"] == _default(c["target"]) else c["label"]
                                          for c in data["columns"]),
                         examples=data.get("examples", "?"), seed=data.get("seed", "?"))]
-    out += ["## The runs", "", f"Seed {data.get('seed')}, {data.get('examples')} examples a check, "
+    out += ["## The runs", "", "<!-- picture: versions -->", "",
+            f"Seed {data.get('seed')}, {data.get('examples')} examples a check, "
             f"started {data.get('started')}, {data.get('seconds', 0):.0f} s in all.", "",
             "| column | what | pass | fail | crash | unsupported | uncovered | seconds |", "|---|---|---|---|---|---|---|---|"]
     for c in data["columns"]:
@@ -171,6 +172,57 @@ def _default(target: str) -> str:
     from ..adapters import default_profile
 
     return default_profile(target).value
+
+
+#: the statuses a column's bar shows, left to right (failures last, where the eye ends)
+CHART_STATUSES = ("pass", "xfail", "unsupported", "uncovered", "fail", "crash", "timeout")
+#: a darker edge per status, so that pale segments stay visible
+_EDGE = {"pass": "#6aa85a", "xfail": "#c9a640", "unsupported": "#7d8fc0", "uncovered": "#aaaaaa", "fail": "#c0573d",
+         "crash": "#a0302a", "timeout": "#a0302a"}
+
+
+def chart_svg(data: dict[str, Any]) -> str:
+    """The version table as a chart: one horizontal bar a column (rc.8, each ggml-python version,
+    ...), split into its clauses' statuses (CHART_STATUSES, the colours of the HTML report), each
+    segment with its count as a tooltip and, when wide enough, as text. Plain SVG, no library."""
+    from html import escape
+
+    from ..reports.html import COLOUR
+
+    cols = data["columns"]
+    label_w, bar_w, row_h, top = 190, 560, 22, 28
+    total = max((sum(c["summary"].get(s, 0) for s in CHART_STATUSES) for c in cols), default=1) or 1
+    height = top + row_h * len(cols) + 46
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{label_w + bar_w + 150}" height="{height}" '
+           f'font-family="Helvetica, Arial, sans-serif" font-size="11" role="img">',
+           f"<title>Clause statuses per version (seed {escape(str(data.get('seed')))}, "
+           f"{escape(str(data.get('examples')))} examples a check)</title>",
+           f'<text x="0" y="16" font-size="12" font-weight="bold">Clause statuses, version by version '
+           f"(seed {escape(str(data.get('seed')))}, {escape(str(data.get('examples')))} examples a check)</text>"]
+    for i, c in enumerate(cols):
+        y = top + i * row_h
+        out.append(f'<text x="{label_w - 8}" y="{y + 14}" text-anchor="end">{escape(c["label"])}</text>')
+        x = float(label_w)
+        for status in CHART_STATUSES:
+            n = int(c["summary"].get(status, 0))
+            if not n:
+                continue
+            w = bar_w * n / total
+            out.append(f'<rect x="{x:.1f}" y="{y + 2}" width="{w:.1f}" height="{row_h - 6}" fill="{COLOUR[status]}" '
+                       f'stroke="{_EDGE[status]}" stroke-width="0.6"><title>{escape(c["label"])}: {n} {status}</title></rect>')
+            if w >= 22:
+                out.append(f'<text x="{x + w / 2:.1f}" y="{y + 14}" text-anchor="middle" font-size="10">{n}</text>')
+            x += w
+        bad = [f"{c['summary'].get(s, 0)} {s}" for s in ("fail", "crash", "timeout") if c["summary"].get(s, 0)]
+        out.append(f'<text x="{x + 6:.1f}" y="{y + 14}" font-size="10">{escape(", ".join(bad))}</text>')
+    y = top + row_h * len(cols) + 16
+    x = float(label_w)
+    for status in CHART_STATUSES:
+        out.append(f'<rect x="{x:.1f}" y="{y}" width="12" height="12" fill="{COLOUR[status]}" stroke="{_EDGE[status]}"/>')
+        out.append(f'<text x="{x + 16:.1f}" y="{y + 10}">{status}</text>')
+        x += 24 + 7 * len(status)
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
 
 
 def page_from(path: Path) -> str:
