@@ -27,6 +27,7 @@ allocation-graph check covers it by showing the link is kept.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -225,19 +226,117 @@ def _tolerances(t: Target, spec: GraphSpec, outputs: Iterable[str], cpu: Handle)
     return out
 
 
-def record_outputs(t: Target, rec: Recorder, spec: GraphSpec, built: Built, backends: list[Handle]) -> None:
+def record_outputs(t: Target, rec: Recorder, spec: GraphSpec, built: Built, backends: list[Handle],
+                   reused: dict[str, bool] | None = None) -> None:
     """Every output's value (after synchronizing every backend): bytes where exact, else an
-    `Approx` with the bound of `_tolerances`."""
+    `Approx` with the bound of `_tolerances`.
+
+    `reused` (see `reads_reused_memory`): outputs whose computation read a lazy device's late
+    copy of memory the allocator had given to another tensor meanwhile (SCHED-22's finding),
+    each with whether the bytes it actually read are exact. Their bytes are those of whatever
+    tensor the memory held, read as the input's type, so their bound follows the bytes actually
+    read, not the plain computation: bit for bit where those bytes (and the ops after them) are
+    exact, else not compared by value at all (the low bytes of an inexact F32, read as F16 or
+    as another number, have no bound), and the record says so."""
     sync_all(t, backends)
+    reused = reused or {}
     bounds = _tolerances(t, spec, spec.outputs, backends[-1])
     for name in spec.outputs:
         x = built.tensors[name]
         data = raw(t, x)
         bound = bounds[name]
-        if bound.atol is None:
+        if name in reused and not reused[name]:
+            rec(f"{name}: reads reused memory", "bytes of inexact tensors: not compared")
+        elif name in reused or bound.atol is None:
             rec(f"{name}: bytes", data)
         else:
             rec(f"{name}: values", Approx(decode(t.tensor_info(x), data), bound.atol, bound.rtol, bound.what))
+
+
+def reads_reused_memory(t: Target, case: SchedCase, callback: bool = False) -> dict[str, bool]:
+    """The outputs of `case` whose bytes, by the spec, depend on a lazy device reading memory
+    late (SCHED-22), each with whether the bytes it actually reads are exact: the outputs that
+    differ between the reference model run as drawn and run with every device eager, under the
+    profile the run holds `t` to (where the allocator places inputs differs, ALLOC-20). Empty
+    without a lazy device. The model decides, as `_decided_by` does: a target's own bytes cannot
+    tell which memory it read."""
+    if not any(d.lazy for d in case.setup.devices):
+        return {}
+    return dict(_reads_reused_memory(case, callback, run_profile(t)))
+
+
+#: ops whose result is the same bytes on every target for the same input bytes (no rounding
+#: that a port may do otherwise: spec/core.md, Tolerances)
+_EXACT_OPS = frozenset({"add", "mul", "scale", "cpy", "cont", "dup", "view", "reshape", "reshape_as", "permute",
+                        "transpose", "get_rows"})
+
+
+@functools.lru_cache(maxsize=256)
+def _reads_reused_memory(case: SchedCase, callback: bool, profile: Profile) -> tuple[tuple[str, bool], ...]:
+    """(output, exact) for each output that reads late (see `reads_reused_memory`). The bytes a
+    late copy reads are those of the graph's tensors that the model placed over its source's
+    range in the source's buffer; the output's bytes are exact when every such tensor is exact
+    (by the plain computation's bounds) and every node from the late-read source to the output
+    is an exact op."""
+    from ggspec.reference.tensor import nbytes
+
+    from ..adapters.reference import ReferenceTarget
+
+    spec = case.graph.spec
+
+    def run_on_model(c: SchedCase) -> tuple[ReferenceTarget, Run]:
+        t = ReferenceTarget(profile)
+        with contextlib.redirect_stderr(io.StringIO()):
+            run = run_case(t, c, callback)
+        sync_all(t, run.backends)
+        return t, run
+
+    eager = replace(case, setup=SchedSetup(tuple(replace(d, lazy=False) for d in case.setup.devices)))
+    (t, run), (te, eager_run) = run_on_model(case), run_on_model(eager)
+    late = [o for o in spec.outputs if raw(t, run.computed.tensors[o]) != raw(te, eager_run.computed.tensors[o])]
+    if not late:
+        return ()
+    tensors = run.computed.tensors
+    lazy = {i for i, d in enumerate(case.setup.devices) if d.lazy}
+    shown = t.sched_plan(run.sched, run.computed.graph)
+    sources = {name for b, _, _, inputs in shown.splits or () if b in lazy for name in inputs if name in tensors}
+
+    def span(x: Any) -> tuple[int, int] | None:
+        return None if x.data is None else (x.data, x.data + nbytes(x))
+
+    def root(x: Any) -> Any:
+        return x.view_src if x.view_src is not None else x
+
+    over: dict[str, set[str]] = {}
+    for name in sources:
+        src = tensors[name]
+        a = span(src)
+        over[name] = {n for n, x in tensors.items() if a is not None and (b := span(x)) is not None
+                      and root(x) is not root(src) and b[0] < a[1] and a[0] < b[1]}
+    bounds = _tolerances(t, spec, [n.name for n in spec.nodes], run.backends[-1])
+    exact_tensor = {n.name: bounds[n.name].atol is None for n in spec.nodes}
+    srcs = {n.name: n.srcs for n in spec.nodes}
+    ops = {n.name: n.op for n in spec.nodes}
+
+    def ancestors(name: str) -> set[str]:
+        seen: set[str] = set()
+        todo = [name]
+        while todo:
+            for s_ in srcs.get(todo.pop(), ()):
+                if s_ is not None and s_ not in seen:
+                    seen.add(s_)
+                    todo.append(s_)
+        return seen
+
+    out = []
+    for o in late:
+        up = ancestors(o) | {o}
+        read = [s_ for s_ in over if s_ in up and over[s_]]
+        below = set().union(*(ancestors(s_) | {s_} for s_ in read)) if read else set()
+        exact = (bool(read) and all(exact_tensor.get(x, True) for s_ in read for x in over[s_])
+                 and all(ops[n] in _EXACT_OPS for n in up - below if n in ops))
+        out.append((o, exact))
+    return tuple(out)
 
 
 def record_pending(t: Target, rec: Recorder, setup: SchedSetup, backends: list[Handle]) -> None:
@@ -510,7 +609,7 @@ def allocation_graph(t: Target, rec: Recorder, case: SchedCase) -> None:
     """Splits allocated as one graph, each input's copy linked to its input: an input made by an
     earlier split is still intact when a later split copies it, so every output is right."""
     run = run_case(t, case)
-    record_outputs(t, rec, case.graph.spec, run.computed, run.backends)
+    record_outputs(t, rec, case.graph.spec, run.computed, run.backends, reads_reused_memory(t, case))
     t.sched_free(run.sched)
 
 
@@ -598,7 +697,7 @@ def compute_copies_then_runs(t: Target, rec: Recorder, case: SchedCase) -> None:
     synchronized (a lazy device still has work queued); every output is right."""
     run = run_case(t, case)
     record_pending(t, rec, case.setup, run.backends)
-    record_outputs(t, rec, case.graph.spec, run.computed, run.backends)
+    record_outputs(t, rec, case.graph.spec, run.computed, run.backends, reads_reused_memory(t, case))
     t.sched_free(run.sched)
 
 
@@ -660,7 +759,7 @@ def eval_callback_batches(t: Target, rec: Recorder, case: SchedCase) -> None:
     run = run_case(t, case, callback=True)
     rec("callback calls", run.calls)
     record_pending(t, rec, case.setup, run.backends)
-    record_outputs(t, rec, case.graph.spec, run.computed, run.backends)
+    record_outputs(t, rec, case.graph.spec, run.computed, run.backends, reads_reused_memory(t, case, callback=True))
     t.sched_free(run.sched)
 
 
