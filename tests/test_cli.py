@@ -117,6 +117,8 @@ def test_clause_ids_are_case_insensitive_and_patterns_comma_separated(tmp_path: 
 
     checks = load_checks()
     assert matching("tdata-3", checks) == matching("TDATA-3", checks) != set()
+    assert matching("cpu-1?", checks) == matching("CPU-1?", checks) != set()
+    assert matching("c*", checks) == {n for n in checks if n.startswith("c")}  # no dash: check names only
     assert select(checks, ["TDATA-3,TDATA-4"], None) == select(checks, ["TDATA-3", "TDATA-4"], None)
     assert select(checks, ["TDATA-3, tdata-4"], ["CPU-[1,2]"]) == select(checks, ["TDATA-3", "TDATA-4"], ["CPU-[12]"])
     lower, upper = ggspec("clause", "tdata-3"), ggspec("clause", "TDATA-3")

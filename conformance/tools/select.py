@@ -7,7 +7,8 @@ A pattern picks checks by, in this order:
   that area;
 - an exact check name (`copy.copy_between_buffers`, as `ggspec list --checks` prints them);
 - a glob (`fnmatch`, with `*`, `?` or `[...]`): every check whose name matches it, and every
-  check covering a clause whose ID matches it (`copy.*`, `sched.split_*`, `CPU-1?`).
+  check covering a clause whose ID matches it (`copy.*`, `sched.split_*`, `CPU-1?`; a glob with a
+  dash, as every clause ID has and no check name, matches clause IDs in any case: `cpu-1?`).
 
 Nothing else: no substrings (`copy` is neither a check nor an area — areas are upper case —
 so it selects nothing; `copy.*` selects the checks of conformance/checks/copy.py and `COPY` the
@@ -48,9 +49,10 @@ def matching(pattern: str, checks: Mapping[str, Check]) -> set[str]:
         return {n for n, c in checks.items() if any(cid.split("-")[0] == pattern for cid in c.clauses)}
     if pattern in checks:
         return {pattern}
-    if is_glob(pattern):
+    if is_glob(pattern):  # a glob with a dash is a clause-ID glob, in any case (`cpu-1?`); check names have none
+        ids = pattern.upper() if "-" in pattern else pattern
         return {n for n, c in checks.items()
-                if fnmatch.fnmatchcase(n, pattern) or any(fnmatch.fnmatchcase(cid, pattern) for cid in c.clauses)}
+                if fnmatch.fnmatchcase(n, pattern) or any(fnmatch.fnmatchcase(cid, ids) for cid in c.clauses)}
     return set()
 
 
