@@ -88,3 +88,51 @@ def test_both_targets_merge_their_devices_logs_in_call_order() -> None:
         t.backend_synchronize(a)
         t.backend_synchronize(b)
         assert t.vdev_log() == ["A#1 synchronize backend", "A synchronize backend", "A#1 synchronize backend"], name
+
+
+def _clear_then_overrun(t: Target, rec: Recorder) -> None:
+    """A device buffer cleared and its bytes recorded; then a tensor_set past the tensor's end
+    (TDATA-3's assert)."""
+    dev = t.vdev_init(rv.VDevParams(name="GPU0"))
+    buf = t.backend_alloc_buffer(dev, 64)
+    t.buffer_clear(buf, 1)
+    rec("bytes", t.buffer_bytes(buf))
+    x = t.new_tensor(0, (4,), "x")
+    t.tensor_alloc(buf, x, 0)
+    t.tensor_set(x, bytes(32), 0, 32)
+
+
+def test_an_example_that_aborts_is_compared_up_to_the_last_observation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Live: the reference stops at TDATA-3's assert, native aborts there in a forked worker. The
+    logs up to the one observation before the stop are compared: equal as they are; with the
+    model logging a call of its own before that observation, the example fails by the log."""
+    chk = Check("t.overrun", ("TDATA-3",), _clear_then_overrun, {}, "t")
+    for profile in (Profile.RC8, Profile.FIXED):
+        ex = differential(chk, {}, "native", profile)
+        assert ex.expected.ending == "violation" and ex.actual.ending == "abort"
+        assert ex.expected.logs_at[1] == ex.actual.logs_at[1] and "GPU0 clear buffer#0 1" in ex.actual.logs_at[1]
+    real = rv._buffer_clear
+
+    def clear_logged_twice(buffer: rv.Buffer, value: int) -> None:
+        rv._dbuf(buffer).note("clear", value)
+        real(buffer, value)
+
+    monkeypatch.setattr(rv, "_buffer_clear", clear_logged_twice)
+    for profile in (Profile.RC8, Profile.FIXED):
+        with pytest.raises(Mismatch, match=r"entry logs part at entry \d+ .*\n(.*\n)*.*up to observation 1, the "
+                                           r"reference's last before its violation"):
+            differential(chk, {}, "native", profile)
+
+
+def test_before_a_stop_the_target_log_is_taken_at_the_reference_s_last_observation() -> None:
+    chk = Check("x.y", ("TDATA-3",), lambda t, rec: None, {}, "x")
+    obs = [("a", 1)]
+    expected = Outcome(obs, "ub", "TDATA-3", profile=Profile.RC8, logs_at={1: LOG[:2]})
+    # the target went on past the reference's stop: its later entries are not compared
+    actual = Outcome([*obs, ("b", 2)], "crash", logs_at={1: LOG[:2], 2: LOG})
+    judge(Example(chk, {}, expected, actual))
+    actual.logs_at[1] = LOG[:1]
+    with pytest.raises(Mismatch, match="up to observation 1"):
+        judge(Example(chk, {}, expected, actual))
+    actual.logs_at = {}  # no log from the target (in process, or no device log): not judged
+    judge(Example(chk, {}, expected, actual))

@@ -12,6 +12,10 @@ profile, then on the target, and compares:
 - the reference raised `UndefinedBehaviour` (rc.8 crashes there without an assert): the target
   must record the same observations up to that point; what it does next is not judged.
 
+The virtual devices' entry logs are compared too: whole for a finished example
+(`judge_entry_logs`), up to the reference's last observation for one the reference did not
+finish (`judge_entry_logs_before_the_stop`).
+
 A target killed by a signal other than SIGABRT (or aborting where the reference finishes) makes
 the Mismatch `crashed`: the check's verdict is `crash`. An example that does not finish within
 `RunState.example_timeout` seconds in one API call of the target (or `EXAMPLE_FACTOR` times that in all)
@@ -55,6 +59,39 @@ class Outcome:
     #: (the reference only) the "ub" was a CPU-code assert on a device with kernels of its own
     #: (NotBinding): the assert clause does not bind that device
     not_binding: bool = False
+    #: the entry log right after the k-th observation, for a run that did not finish (the
+    #: reference's at its last observation; a forked target's at each, see LogTap)
+    logs_at: dict[int, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LogSnapshot:
+    """What a forked target run sends its parent after each observation: the entry log then
+    (sent at once, so it survives the abort that ends the run)."""
+
+    observations: int
+    entries: tuple[str, ...]
+
+
+class LogTap:
+    """A Recorder's tap: the target's entry log after each observation. `send`: report each
+    snapshot to the parent (a forked run, which may die); else keep only the last one."""
+
+    def __init__(self, target: Any, rec: Recorder, send: bool) -> None:
+        self.target, self.rec, self.send = target, rec, send
+        self.last: tuple[int, tuple[str, ...]] | None = None
+
+    def __call__(self) -> None:
+        log = entry_log(self.target)
+        if log is None:
+            self.rec.tap = None  # the target keeps no log
+            return
+        self.last = (len(self.rec.items), log)
+        if self.send:
+            isolate.report(LogSnapshot(len(self.rec.items), log))
+
+    def logs(self) -> dict[int, tuple[str, ...]]:
+        return {} if self.last is None else {self.last[0]: self.last[1]}
 
 
 @dataclass
@@ -74,12 +111,15 @@ class Example:
 def run_on_reference(chk: Check, args: dict[str, Any], profile: Profile) -> Outcome:
     rec = Recorder()
     target = make_target("reference", profile)
+    tap = LogTap(target, rec, send=False)
+    rec.tap = tap
     try:
         chk.scenario(target, rec, **args)
     except SpecViolation as exc:
-        outcome = Outcome(rec.items, "violation", exc.clause_id, str(exc))
+        outcome = Outcome(rec.items, "violation", exc.clause_id, str(exc), logs_at=tap.logs())
     except UndefinedBehaviour as exc:
-        outcome = Outcome(rec.items, "ub", exc.clause_id, str(exc), not_binding=isinstance(exc, NotBinding))
+        outcome = Outcome(rec.items, "ub", exc.clause_id, str(exc), not_binding=isinstance(exc, NotBinding),
+                          logs_at=tap.logs())
     else:
         outcome = Outcome(rec.items, "ok", entry_log=entry_log(target))
     world = getattr(target, "world", None)
@@ -96,9 +136,12 @@ def entry_log(target: Any) -> tuple[str, ...] | None:
         return None
 
 
-def _run_in_process(chk: Check, args: dict[str, Any], target_name: str, profile: Profile) -> Outcome:
+def _run_in_process(chk: Check, args: dict[str, Any], target_name: str, profile: Profile,
+                    tap_log: bool = False) -> Outcome:
     rec = Recorder()
     target = make_target(target_name, profile)
+    if tap_log:  # a forked run: its entry log after each observation goes to the parent at once
+        rec.tap = LogTap(target, rec, send=True)
     try:
         chk.scenario(target, rec, **args)
     except SpecViolation as exc:
@@ -146,7 +189,7 @@ class RunState:
 
 def _run_in_pristine_worker(chk: Check, args: dict[str, Any], target_name: str, profile: Profile) -> Outcome:
     enter_pristine_worker()
-    return _run_in_process(chk, args, target_name, profile)
+    return _run_in_process(chk, args, target_name, profile, tap_log=True)
 
 
 def run_on_target(chk: Check, args: dict[str, Any], target_name: str, profile: Profile, expect_death: bool,
@@ -164,6 +207,14 @@ def run_on_target(chk: Check, args: dict[str, Any], target_name: str, profile: P
     isolate.beat(state.example_limit() + GRACE, f"{chk.name}: an example in a forked worker")  # its own watchdog fires first
     forked = isolate.run_forked(lambda: _run_in_pristine_worker(chk, args, target_name, profile), timeout=state.example_limit(),
                                 call_timeout=limit, full_args=True)
+    logs_at = {r.observations: r.entries for r in forked.reports if isinstance(r, LogSnapshot)}
+    forked.reports = [r for r in forked.reports if not isinstance(r, LogSnapshot)]
+    out = _forked_outcome(forked, limit, state)
+    out.logs_at = logs_at
+    return out
+
+
+def _forked_outcome(forked: isolate.Forked, limit: float, state: RunState) -> Outcome:
     if forked.status == "timeout":
         how = (f"hung for {limit:g} s {forked.where()}" if forked.call_stuck
                else f"did not finish within {state.example_limit():g} s {forked.where()}".strip())
@@ -235,6 +286,7 @@ def judge(ex: Example) -> None:
         return
     if act.observations[:n] != exp.observations:
         raise Mismatch("before the expected " + exp.ending + ": " + describe(exp.observations, act.observations[:n], ex.args))
+    judge_entry_logs_before_the_stop(ex)
     if exp.ending == "ub":
         ex.notes.append(f"undefined behaviour expected ({exp.detail}); target: {act.ending} {act.detail}")
         return
@@ -275,7 +327,24 @@ def judge_entry_logs(ex: Example) -> None:
     ordered log"): under profile rc8 the same, entry for entry; under profile fixed an extra or a
     missing entry only where an erratum's text names that entry. Raise Mismatch showing the
     first entry where the logs part."""
-    exp, act = ex.expected.entry_log, ex.actual.entry_log
+    _compare_entry_logs(ex, ex.expected.entry_log, ex.actual.entry_log)
+
+
+def judge_entry_logs_before_the_stop(ex: Example) -> None:
+    """The entry logs of an example the reference did not finish (an assert, undefined
+    behaviour), compared as `judge_entry_logs` compares finished ones, up to the reference's
+    last observation: the reference's log right after it against the target's right after the
+    same observation (the observations up to there agree). The calls after it are not compared:
+    the target's log after that point dies with it when it aborts, and a run that stops inside
+    an API call stops at another entry on each side (the model raises where rc.8 would assert,
+    before or after the entries the call makes first). With no observation before the stop, or
+    a target run in process (the reference as target), there is nothing to compare."""
+    n = len(ex.expected.observations)
+    _compare_entry_logs(ex, ex.expected.logs_at.get(n), ex.actual.logs_at.get(n),
+                        f" (up to observation {n}, the reference's last before its {ex.expected.ending})")
+
+
+def _compare_entry_logs(ex: Example, exp: tuple[str, ...] | None, act: tuple[str, ...] | None, when: str = "") -> None:
     if exp is not None and act is not None and ex.debug_build:
         act = debug_prints_removed(act)
     if exp is None or act is None or exp == act:
@@ -288,7 +357,7 @@ def judge_entry_logs(ex: Example) -> None:
                    if tag != "equal" for line in (*exp[i0:i1], *act[j0:j1]) if _entry(line) not in named]
         if not unnamed:
             return
-    raise Mismatch(describe_entry_logs(exp, act))
+    raise Mismatch(describe_entry_logs(exp, act) + when)
 
 
 def _object(line: str) -> str:

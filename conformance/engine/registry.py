@@ -27,11 +27,15 @@ class Recorder:
 
     def __init__(self) -> None:
         self.items: list[tuple[str, Any]] = []
+        #: called after each observation (differential.LogTap: the entry log at that point)
+        self.tap: Callable[[], None] | None = None
 
     def __call__(self, label: str, value: Any) -> None:
         item = (label, value)
         self.items.append(item)
         isolate.report(item)
+        if self.tap is not None:
+            self.tap()
 
 
 #: (target name, profile) -> a RuleBasedStateMachine class driving that target
