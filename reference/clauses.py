@@ -26,7 +26,7 @@ from typing import NoReturn, TypeVar
 SPEC_DIR = Path(__file__).resolve().parent.parent / "spec"
 
 _HEAD = re.compile(r"^### ([A-Z]+-\d+): (.+)$")
-_KEY = re.compile(r"^- (kind|message|erratum|rc8): (.+)$")
+_KEY = re.compile(r"^- (kind|message|erratum|rc8|rc8-reviewed): (.+)$")
 
 
 class Profile(enum.Enum):
@@ -50,6 +50,9 @@ class Clause:
     #: where rc.8's C says this (`- rc8:` head line: file + function or `fragment` anchors, or
     #: `none — reason`); conformance/tools/rc8lines.py resolves it to line ranges
     rc8: str | None = None
+    #: when a person checked the `- rc8:` anchors against rc.8's lines (`- rc8-reviewed: DATE`);
+    #: None: proposed by a script, not reviewed yet
+    rc8_reviewed: str | None = None
 
     @property
     def area(self) -> str:
@@ -82,7 +85,7 @@ def parse_chapter(text: str, chapter: str) -> list[Clause]:
             raise ValueError(f"spec/{chapter}: assert clause {m.group(1)} has no message")
         clauses.append(
             Clause(m.group(1), m.group(2).strip(), kind, keys.get("message"), keys.get("erratum"), chapter,
-                   keys.get("rc8"))
+                   keys.get("rc8"), keys.get("rc8-reviewed"))
         )
     return clauses
 

@@ -98,3 +98,29 @@ def test_named_anchors_span_whole_definitions(cpp: Path) -> None:
                 if a.item not in first or not (macro or src[e - 1].lstrip().startswith("}")):
                     bad.append(f"{cid}: {a} -> {a.file}:{s}-{e}")
     assert not bad, "\n".join(bad)
+
+
+def test_a_span_resolves_from_its_first_to_its_last_fragment(cpp: Path) -> None:
+    head = rc8lines.parse_head("ggml-backend.c `pass 2.1 expand gpu up`..`\"2.1\"` sched_split_graph")
+    span, whole = head.anchors
+    assert (span.item, span.until, span.fragment) == ("pass 2.1 expand gpu up", '"2.1"', True)
+    (a, b), = rc8lines.resolve(span, cpp).ranges
+    (start, end), = rc8lines.resolve(whole, cpp).ranges
+    assert start < a < b < end and b - a < 30, (a, b, start, end)
+    assert str(span) == "ggml-backend.c `pass 2.1 expand gpu up`..`\"2.1\"`"
+    with pytest.raises(rc8lines.AnchorError, match="a span is written"):
+        rc8lines.parse_head("ggml-backend.c `pass 2.1`..sched_split_graph")
+
+
+def test_reviewed_clauses_are_marked_and_no_reviewed_pass_anchors_all_of_split_graph() -> None:
+    """The anchors a person checked carry `- rc8-reviewed: DATE` (spec/sched.md so far); the
+    rest were proposed by a script. A reviewed scheduler clause anchors its own lines of
+    sched_split_graph (a pass, an assert), never the whole function."""
+    reviewed = {cid for cid, c in catalogue().items() if c.rc8_reviewed}
+    sched = {cid for cid in catalogue() if cid.startswith("SCHED-")}
+    assert len(reviewed & sched) >= 39, sorted(sched - reviewed)
+    for cid in reviewed:
+        c = catalogue()[cid]
+        assert c.rc8 is not None
+        names = [a.item for a in rc8lines.parse_head(c.rc8).anchors if not a.fragment]
+        assert "sched_split_graph" not in names, cid

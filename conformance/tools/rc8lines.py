@@ -9,7 +9,13 @@ number (the spec is in our words and holds no rc.8 code)::
 An anchor is a file of `package/cpp/` followed by one or more items: a name (a function, struct,
 enum, union or macro, written without whisper.rn's `wsp_` prefix) resolves to its whole
 definition, first line to closing brace; a `fragment` in backticks resolves to every line that
-contains it (whisper.rn's `wsp_`/`WSP_` prefixes removed before matching, runs of spaces as one).
+contains it (whisper.rn's `wsp_`/`WSP_` prefixes removed before matching, runs of spaces as one);
+a span `` `first`..`last` `` resolves to the lines from each line containing `first` to the next
+line (at or after it) containing `last` (a part of a long function: one pass of
+sched_split_graph, say).
+
+A clause whose anchors a person has read against rc.8's lines carries `- rc8-reviewed: DATE`
+(reference/clauses.py reads it); the others were proposed by a script and wait for review.
 The lines are read at run time from the rc.8 package in the cache (`ensure_rc8` fetches it); no
 line number and no line of rc.8 is kept in the repository.
 """
@@ -38,8 +44,12 @@ class Anchor:
     file: str
     item: str  # a name, or a fragment
     fragment: bool
+    #: a span's last fragment (`item`..`until`)
+    until: str | None = None
 
     def __str__(self) -> str:
+        if self.until is not None:
+            return f"{self.file} `{self.item}`..`{self.until}`"
         return f"{self.file} `{self.item}`" if self.fragment else f"{self.file} {self.item}"
 
 
@@ -69,7 +79,13 @@ def parse_head(value: str) -> Rc8Head:
             m = _ITEM.match(rest, pos)
             if m is None:
                 raise AnchorError(f"rc8: {part!r}: expected a name or a `fragment` at {rest[pos:]!r}")
-            if m.group(1) is not None:
+            if m.group(1) is not None and rest.startswith("..", m.end()):
+                end = _ITEM.match(rest, m.end() + 2)
+                if end is None or end.group(1) is None:
+                    raise AnchorError(f"rc8: {part!r}: a span is written `first`..`last`")
+                anchors.append(Anchor(file, m.group(1), True, end.group(1)))
+                m = end
+            elif m.group(1) is not None:
                 anchors.append(Anchor(file, m.group(1), True))
             else:
                 anchors.append(Anchor(file, m.group(2), False))
@@ -248,7 +264,16 @@ def resolve(anchor: Anchor, cpp: Path | None = None) -> Lines:
         hits = [i + 1 for i, line in enumerate(lines) if want in normalise(line)]
         if not hits:
             raise AnchorError(f"{anchor}: no line of rc.8's {anchor.file} contains this fragment")
-        return Lines(anchor, tuple((h, h) for h in hits))
+        if anchor.until is None:
+            return Lines(anchor, tuple((h, h) for h in hits))
+        last = normalise(anchor.until)
+        spans = []
+        for h in hits:
+            end = next((i + 1 for i in range(h - 1, len(lines)) if last in normalise(lines[i])), None)
+            if end is None:
+                raise AnchorError(f"{anchor}: no line at or after {anchor.file}:{h} contains `{anchor.until}`")
+            spans.append((h, end))
+        return Lines(anchor, tuple(spans))
     found = index.get(anchor.item)
     if not found:
         raise AnchorError(f"{anchor}: rc.8's {anchor.file} defines no function, type or macro named so")
