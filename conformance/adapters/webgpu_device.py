@@ -8,7 +8,7 @@ ops, no failing compute, no base offset) becomes
 - on a C target, a backend on the process's WebGPU device (`ggspec_webgpu_init`), started on
   first use in the worker that runs the example, never in the parent before a fork;
 - on the reference, a virtual device of WebGPU's shape (`WEBGPU_SHAPE`): named WebGPU, the
-  device's alignment, `get_alloc_size` padding to 4, and kernels of its own: supports_op is
+  device's alignment, no `get_alloc_size` (a tensor needs its nbytes), and kernels of its own: supports_op is
   webgpu.c's (`webgpu_supports_op`, type by type), a graph holding anything else is refused
   (false, nothing computed), and the CPU code's compute-time asserts do not bind it
   (reference.clauses.NotBinding).
@@ -31,10 +31,10 @@ import struct
 from typing import Any
 
 from ggspec.reference.tensor import Tensor
-from ggspec.reference.types import GGMLType, Op
+from ggspec.reference.types import GGMLType, Op, type_size
 from ggspec.reference.vdev import VDevParams
 
-from ..errors import MissingSymbol
+from ..errors import MissingSymbol, NeedsPristineProcess
 from ..target import Target
 
 #: the environment variable `--device` sets (forked workers inherit it)
@@ -46,11 +46,11 @@ WEBGPU_ALIGNMENT = 32
 #: the operations webgpu.c's supports_op accepts for some types (docs/webgpu.md, Operations)
 WEBGPU_OPS: frozenset[Op] = frozenset({
     Op.NONE, Op.VIEW, Op.RESHAPE, Op.PERMUTE, Op.TRANSPOSE, Op.DUP, Op.CPY, Op.CONT, Op.ADD, Op.MUL,
-    Op.SCALE, Op.MUL_MAT, Op.NORM, Op.SOFT_MAX, Op.UNARY,
+    Op.SCALE, Op.MUL_MAT, Op.GET_ROWS, Op.NORM, Op.SOFT_MAX, Op.UNARY,
 })
 WEBGPU_NAME = "WebGPU"
 _NOOPS = frozenset({Op.NONE, Op.VIEW, Op.RESHAPE, Op.PERMUTE, Op.TRANSPOSE})
-_F32, _F16, _I32, _Q4_0 = GGMLType.F32, GGMLType.F16, GGMLType.I32, GGMLType.Q4_0
+_F32, _F16, _I32, _Q4_0, _Q8_0 = GGMLType.F32, GGMLType.F16, GGMLType.I32, GGMLType.Q4_0, GGMLType.Q8_0
 _GELU, _SILU = 7, 9  # enum ggml_unary_op
 
 
@@ -95,6 +95,10 @@ def webgpu_supports_op(op: Tensor) -> bool:
         return (b is not None and b.type == _F32 and op.type == _F32 and b.ne[2] % a.ne[2] == 0
                 and b.ne[3] % a.ne[3] == 0
                 and (a.type in floats or (a.type == _Q4_0 and a.ne[0] % 32 == 0 and a.nb[0] == 18)))
+    if op.op == Op.GET_ROWS:
+        table = a.type in (_F32, _I32, _F16) or (a.type in (_Q4_0, _Q8_0) and a.ne[0] % 32 == 0)
+        return (table and a.nb[0] == type_size(a.type) and b is not None and b.type == _I32 and b.ne[3] == 1
+                and op.type == (_I32 if a.type == _I32 else _F32))
     if op.op == Op.NORM:
         return a.type == _F32 and op.type == _F32
     if op.op == Op.SOFT_MAX:
@@ -106,7 +110,7 @@ def webgpu_supports_op(op: Tensor) -> bool:
 
 
 #: the virtual device the reference gets where the target gets WebGPU
-WEBGPU_SHAPE = VDevParams(name=WEBGPU_NAME, alignment=WEBGPU_ALIGNMENT, alloc_pad=4, ops=WEBGPU_OPS,
+WEBGPU_SHAPE = VDevParams(name=WEBGPU_NAME, alignment=WEBGPU_ALIGNMENT, ops=WEBGPU_OPS,
                           kernels=webgpu_supports_op)
 
 
@@ -144,6 +148,12 @@ class _WebGPUDevice:
 
     def _c_backend(self) -> Any:
         t = self.target
+        from .capi import PROCESS
+
+        if not PROCESS.pristine:
+            # a device started here could not be used by an example forked from here later (a
+            # Vulkan instance never crosses a fork), so the example runs in a worker of its own
+            raise NeedsPristineProcess("the WebGPU device starts only in a worker forked for one example")
         if not hasattr(t.lib, "ggspec_webgpu_init"):
             raise MissingSymbol(t.name, "ggspec_webgpu_init (a shim without the WebGPU backend)")
         from ggspec.native.webgpu import wgpu_library

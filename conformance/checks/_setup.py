@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from ggspec.reference.clauses import Profile
 from ggspec.reference.types import GGMLType, Op, blck_size, type_size
 
-from ..adapters.webgpu_device import WEBGPU_SHAPE, is_plain
 from ..engine.registry import Recorder
 from ..inputs.strategies import BufferSource, CopyRoute, Placement, TensorSpec, ViewSpec
 from ..target import Handle, Target, VDevParams
@@ -55,18 +54,6 @@ def small_cpu_graph(t: Target) -> tuple[Handle, Handle, Handle]:
 
 def round_up(n: int, align: int) -> int:
     return (n + align - 1) // align * align
-
-
-def device_pad(t: Target, params: VDevParams | None) -> int:
-    """The alloc padding of the device `params` asks for (BUFT-4): its `alloc_pad`; under
-    `--device webgpu` a plain device may be WebGPU, which pads to 4 (docs/webgpu.md), so a plain
-    device is taken to pad to 4 there (both sides of a run take it so, and a buffer sized or
-    filled for 4 suits a device that pads less)."""
-    if params is None:
-        return 0
-    if params.alloc_pad == 0 and getattr(t, "device", "vdev") == "webgpu" and is_plain(params):
-        return WEBGPU_SHAPE.alloc_pad
-    return params.alloc_pad
 
 
 def alloc_size(spec: TensorSpec, placement: Placement) -> int:
@@ -196,7 +183,7 @@ def fill_buffer(t: Target, buf: Handle, source: BufferSource, size: int, seed: i
     value from `seed` (a CPU buffer's memory starts undefined), then write `fill(seed)` through
     an I8 tensor over as much of the start as the type lets a tensor cover."""
     t.buffer_clear(buf, seed % 251)
-    pad = device_pad(t, source.vdev)
+    pad = source.vdev.alloc_pad if source.vdev is not None else 0
     n = size // pad * pad if pad else size
     if n == 0:
         return

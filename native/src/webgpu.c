@@ -117,9 +117,9 @@ static struct {
 #undef X
 } W;
 
-enum wg_kernel { K_BYTES, K_CPY, K_BINARY, K_MUL_MAT, K_NORM, K_SOFT_MAX, K_UNARY, K_COUNT };
+enum wg_kernel { K_BYTES, K_CPY, K_BINARY, K_MUL_MAT, K_NORM, K_SOFT_MAX, K_UNARY, K_GET_ROWS, K_COUNT };
 static const char * const kernel_names[K_COUNT] = {
-    "k_bytes", "k_cpy", "k_binary", "k_mul_mat", "k_norm", "k_soft_max", "k_unary",
+    "k_bytes", "k_cpy", "k_binary", "k_mul_mat", "k_norm", "k_soft_max", "k_unary", "k_get_rows",
 };
 
 #define WG_SLOTS 4        /* storage buffers bound per dispatch */
@@ -764,12 +764,6 @@ static size_t wg_buft_get_alignment(buft_t buft) {
     return dev->limits.minStorageBufferOffsetAlignment;
 }
 
-/* WebGPU copies whole 4-byte words: each tensor's allocation is rounded up to 4 */
-static size_t wg_buft_get_alloc_size(buft_t buft, const tensor_t * tensor) {
-    (void)buft;
-    return (size_t)pad4(VD(nbytes)(tensor));
-}
-
 static bool wg_buft_supports_backend(buft_t buft, backend_t backend) {
     return ggspec_backend_is_webgpu(backend) && backend->context == buft->context;
 }
@@ -787,7 +781,11 @@ static void buft_setup(struct wg_device * dev) {
             .get_name         = wg_buft_name,
             .alloc_buffer     = wg_buft_alloc_buffer,
             .get_alignment    = wg_buft_get_alignment,
-            .get_alloc_size   = wg_buft_get_alloc_size,
+            /* no get_alloc_size: a tensor needs only its nbytes. WebGPU moves whole 4-byte
+               words, but each GPU buffer is its size rounded up to 4, and a range that does
+               not cover whole words is merged into them (k_bytes, st16), so tensors may end
+               anywhere, and two of them may share a word */
+            .get_alloc_size   = NULL,
             .supports_backend = wg_buft_supports_backend,
             .is_host          = NULL,
 #ifdef VDEV_BUFT_MAX_SIZE
@@ -859,6 +857,7 @@ static bool is_noop(const tensor_t * t) {
 }
 
 #define T_Q4_0 VDU(TYPE_Q4_0)
+#define T_Q8_0 VDU(TYPE_Q8_0)
 
 static bool is_float(enum VD(type) t) {
     return t == T_F32 || t == T_F16;
@@ -903,6 +902,12 @@ static bool wg_supports_op(backend_t backend, const tensor_t * op) {
             return b != NULL && b->type == T_F32 && op->type == T_F32 && b->ne[2] % a->ne[2] == 0 &&
                    b->ne[3] % a->ne[3] == 0 &&
                    (is_float(a->type) || (a->type == T_Q4_0 && a->ne[0] % 32 == 0 && a->nb[0] == 18));
+        case VDU(OP_GET_ROWS): { /* rows of adjacent elements (whole blocks) by I32 indices, at most 3-D */
+            const bool table = a->type == T_F32 || a->type == T_I32 || a->type == T_F16 ||
+                               ((a->type == T_Q4_0 || a->type == T_Q8_0) && a->ne[0] % 32 == 0);
+            return table && a->nb[0] == VD(type_size)(a->type) && b != NULL && b->type == T_I32 && b->ne[3] == 1 &&
+                   op->type == (a->type == T_I32 ? T_I32 : T_F32);
+        }
         case VDU(OP_NORM):
             return a->type == T_F32 && op->type == T_F32;
         case VDU(OP_SOFT_MAX):
@@ -987,6 +992,10 @@ static bool encode_node(struct wg_device * dev, WGPUComputePassEncoder pass, con
         case VDU(OP_MUL_MAT):
             if (!bind_tensor(dev, &b, 2, src1)) return false;
             k = K_MUL_MAT;
+            break;
+        case VDU(OP_GET_ROWS):
+            if (!bind_tensor(dev, &b, 2, src1)) return false;
+            k = K_GET_ROWS;
             break;
         case VDU(OP_NORM):
             k = K_NORM;

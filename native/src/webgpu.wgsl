@@ -351,3 +351,37 @@ fn k_unary(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     }
     stf(0u, taddr(0u, c), r16(g));
 }
+
+const T_Q8_0: u32 = 8u;
+const T_I32: u32 = 20u; // after IQ2_XXS (16), IQ2_XS (17), I8, I16
+
+// GET_ROWS: dst[j, i0, i1, i2] = element j of row b[i0, i1, i2] of table (i1, i2) of a, as F32:
+// F32 and I32 rows copied bit for bit, F16 widened exactly, Q4_0 / Q8_0 dequantized as CORE-75
+// (the integer as F32 times the F16 scale, one F32 multiplication)
+@compute @workgroup_size(64)
+fn k_get_rows(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = thread(gid, nwg);
+    if (i >= pu(36u)) { return; }
+    let c = coords(0u, i);
+    let r = ldw(tslot(2u), taddr(2u, vec4<u32>(c.y, c.z, c.w, 0u)) / 4u);
+    let row = pu(14u) + r * tnb(1u, 1u) + c.z * tnb(1u, 2u) + c.w * tnb(1u, 3u);
+    let ta = ttype(1u);
+    let j = c.x;
+    var bits = 0u;
+    if (ta == T_F32 || ta == T_I32) {
+        bits = ldw(tslot(1u), (row + j * 4u) / 4u);
+    } else if (ta == T_F16) {
+        bits = h2f(ld16(tslot(1u), row + j * 2u));
+    } else if (ta == T_Q4_0) {
+        let blk = row + (j / 32u) * 18u;
+        let jj = j % 32u;
+        let byte = ld8(tslot(1u), blk + 2u + jj % 16u);
+        let q = select(byte >> 4u, byte & 0xFu, jj < 16u);
+        bits = bitcast<u32>(f32(i32(q) - 8) * bitcast<f32>(h2f(ld16(tslot(1u), blk))));
+    } else if (ta == T_Q8_0) {
+        let blk = row + (j / 32u) * 34u;
+        let q = i32(ld8(tslot(1u), blk + 2u + j % 32u) << 24u) >> 24u;
+        bits = bitcast<u32>(f32(q) * bitcast<f32>(h2f(ld16(tslot(1u), blk))));
+    }
+    stw(tslot(0u), taddr(0u, c) / 4u, bits);
+}

@@ -49,6 +49,8 @@ def _check(tmp_path: Path, env: dict[str, str]) -> tuple[subprocess.CompletedPro
 def test_a_plain_device_is_webgpu_on_native_and_shaped_like_it_on_the_reference(monkeypatch: pytest.MonkeyPatch) -> None:
     _require_webgpu()
     code = ("from ggspec.conformance.adapters import make_target\n"
+            "from ggspec.conformance.engine.plugins import enter_pristine_worker\n"
+            "enter_pristine_worker()  # as a worker forked for one example (WebGPU starts only there)\n"
             "from ggspec.native import load_lib\n"
             "from ggspec.reference.vdev import VDevParams\n"
             "t = make_target('native')\n"
@@ -100,7 +102,9 @@ def test_vdev_is_the_default_device(monkeypatch: pytest.MonkeyPatch) -> None:
 _COPY_BETWEEN = """
 import sys
 from ggspec.conformance.adapters import make_target
+from ggspec.conformance.engine.plugins import enter_pristine_worker
 from ggspec.reference.vdev import VDevParams
+enter_pristine_worker()  # as a worker forked for one example (WebGPU starts only there)
 t = make_target(sys.argv[1])
 gpu = t.vdev_init(VDevParams(name="Dev0"))           # the WebGPU device
 mock = t.vdev_init(VDevParams(name="Dev1"))          # the second plain device stays the mock
