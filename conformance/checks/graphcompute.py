@@ -19,6 +19,7 @@ from ..engine.registry import Recorder, check
 from ..inputs.graphspec import Built
 from ..inputs.strategies import GraphSpec, Placement, placements, small_graphs, vdev_params_with
 from ..target import Handle, Target, VDevParams
+from ._graphs import GraphRecorder
 from ._placement import build_graph, place_all, set_inputs, sources
 from ._setup import backend_for
 
@@ -145,8 +146,10 @@ def backends_compute_in_their_memory(t: Target, rec: Recorder, dst: Placement, s
         return
     rec("graph_compute returns", (t.backend_graph_compute(cpu, original.graph), t.backend_graph_compute(backend, copy.graph)))
     t.backend_synchronize(backend)
-    got = {t.tensor_name(n): t.tensor_get(n, 0, t.nbytes(n)) for n in t.graph_nodes(copy.graph)}
-    rec("same results", got == _results(t, original))
+    # the copy's nodes against the reference's within spec/core.md's Tolerances, not byte for byte
+    # against the CPU's: a device with kernels of its own (WebGPU) may sum in another order
+    GraphRecorder(t).record(rec, t.graph_nodes(original.graph), "cpu: ")
+    GraphRecorder(t).record(rec, t.graph_nodes(copy.graph), "copy: ")
     t.backend_graph_copy_free(copy)
 
 
