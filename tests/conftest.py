@@ -1,5 +1,6 @@
 """Shared pytest configuration: hypothesis run-size profiles (dev, ci, thorough), the seed
-printed in the header, and one object cache for the run's native builds (below)."""
+printed in the header, one object cache for the run's native builds, and under pytest-xdist the
+longest test files first (below)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,29 @@ settings.load_profile(os.environ.get("GGSPEC_HYPOTHESIS_PROFILE", "dev"))
 #: the suite's `ggspec check` runs neither read nor write the verdict cache (tests write only under
 #: tmp_path); tests/test_cache.py turns it back on in a cache of its own
 os.environ["GGSPEC_VERDICT_CACHE"] = "off"
+
+
+#: the test files that take longest (bench/RESULTS.md, "Tests in minutes"), longest first: under
+#: pytest-xdist (`-n N`, pyproject's --dist loadfile) they are handed out first, so that no worker
+#: starts one of them while the others are running out of work
+LONGEST_FILES = (
+    "tests/test_docs.py",
+    "tests/test_sched_defects.py",
+    "tests/test_faults.py",
+    "tests/test_packaging.py",
+    "tests/test_vectors.py",
+    "tests/native/test_sched_native.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist, the files of LONGEST_FILES first (a stable sort: the order within a file and of
+    the other files is kept). Every worker sorts the same way, as xdist requires; a run without
+    xdist keeps pytest's order."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    rank = {name: i for i, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
 
 
 def pytest_report_header(config: pytest.Config) -> str:
