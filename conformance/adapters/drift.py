@@ -30,12 +30,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ggspec.reference.clauses import Profile
 
 from ..errors import MissingSymbol
-from ..target import TensorInfo
+from ..target import TensorInfo, VDevParams
 from .external import (
     HEADERS,
     OPTIONAL_HEADERS,
@@ -511,6 +511,16 @@ class VersionedTarget(ExternalTarget):
     def set_op(self, t: Any, op: int, srcs: Sequence[Any | None]) -> None:
         super().set_op(t, op, srcs)
         t.op = self.ops.to_target(op)
+
+    def vdev_init(self, params: VDevParams) -> Any:
+        """The virtual device's set of ops in the target's numbering: its supports_op entry is
+        handed the target's nodes, whose op numbers are the target's (set_op above), so a mask
+        in rc.8's numbering would answer for other ops (BACK-7 on 0.0.30 and later, whose
+        enum ggml_op differs from rc.8's, failed so: the adapter's fault, not the target's)."""
+        if not self.ops.identity:
+            theirs = frozenset(self.ops.to_target(int(op)) for op in params.ops)  # ints: capi builds the mask with int()
+            params = replace(params, ops=cast(Any, theirs))
+        return super().vdev_init(params)
 
 
 def _typed_positions(prefix: str) -> dict[str, tuple[tuple[int, ...], bool]]:
