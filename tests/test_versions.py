@@ -283,3 +283,25 @@ def page_from_committed() -> str:
     from ggspec.conformance.tools.versions import page_from
 
     return page_from(Path(__file__).resolve().parent.parent / "docs" / "data" / "versions-compare.json")
+
+
+def test_a_virtual_devices_ops_reach_the_target_in_its_numbering(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The version adapter hands a virtual device its set of ops in the target's enum ggml_op
+    numbering, the numbering of the nodes its supports_op entry is asked about (set_op); in rc.8's
+    the device answered for other ops on 0.0.30 and later (BACK-7)."""
+    from ggspec.conformance.adapters.drift import VersionedTarget
+    from ggspec.conformance.adapters.external import ExternalTarget
+    from ggspec.reference.types import Op
+    from ggspec.reference.vdev import VDevParams
+
+    ours = {o.name: int(o) for o in Op}
+    theirs = {name: n + (1 if n >= int(Op.ARGSORT) else 0) for name, n in ours.items()}  # one op inserted before ARGSORT
+    seen: list[VDevParams] = []
+    monkeypatch.setattr(ExternalTarget, "vdev_init", lambda self, params: seen.append(params))
+    target = object.__new__(VersionedTarget)
+    target.ops = TypeMap(ours, theirs)
+    target.vdev_init(VDevParams(ops=frozenset({Op.ARGSORT, Op.ADD})))
+    assert seen[0].ops == {int(Op.ARGSORT) + 1, int(Op.ADD)}
+    target.ops = TypeMap(ours, dict(ours))
+    target.vdev_init(VDevParams(ops=frozenset({Op.ARGSORT})))
+    assert seen[1].ops == {Op.ARGSORT}
