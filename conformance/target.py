@@ -23,6 +23,12 @@ from .errors import MissingSymbol, NeedsPristineProcess
 __all__ = ["GraphCopyResult", "GraphInfo", "Handle", "MissingSymbol", "NeedsPristineProcess", "SchedPlan", "Target", "TensorInfo",
            "VDevParams", "device_labels"]
 
+#: True while differential runs an example in a check's own worker, which may fork workers for
+#: later examples: a target's resource that cannot cross a fork (the WebGPU device) is then
+#: refused with NeedsPristineProcess, and the example reruns in a worker forked for it alone.
+#: (A state machine runs in its check's worker and forks nothing: it may start the device there.)
+IN_SHARED_WORKER: list[bool] = [False]
+
 Handle = Any
 
 

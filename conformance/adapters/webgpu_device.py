@@ -35,7 +35,7 @@ from ggspec.reference.types import GGMLType, Op, type_size
 from ggspec.reference.vdev import VDevParams
 
 from ..errors import MissingSymbol, NeedsPristineProcess
-from ..target import Target
+from ..target import IN_SHARED_WORKER, Target
 
 #: the environment variable `--device` sets (forked workers inherit it)
 DEVICE_ENV = "GGSPEC_DEVICE"
@@ -148,9 +148,7 @@ class _WebGPUDevice:
 
     def _c_backend(self) -> Any:
         t = self.target
-        from .capi import PROCESS
-
-        if not PROCESS.pristine:
+        if IN_SHARED_WORKER[0]:
             # a device started here could not be used by an example forked from here later (a
             # Vulkan instance never crosses a fork), so the example runs in a worker of its own
             raise NeedsPristineProcess("the WebGPU device starts only in a worker forked for one example")

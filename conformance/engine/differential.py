@@ -33,6 +33,7 @@ from typing import Any
 from ggspec.reference.clauses import NotBinding, Profile, SpecViolation, UndefinedBehaviour, clause
 
 from ..errors import ErratumDifference, ExampleTimeout, Mismatch, MissingSymbol, NeedsPristineProcess, Unsupported
+from ..target import IN_SHARED_WORKER
 from ..target_names import asserts_compiled_in, default_profile
 from . import isolate
 from .difference import describe
@@ -200,9 +201,12 @@ def run_on_target(chk: Check, args: dict[str, Any], target_name: str, profile: P
     state = state if state is not None else RunState()
     if target_name == "reference" or not (expect_death or state.fork_every_example):
         try:
+            IN_SHARED_WORKER[0] = True
             return _run_in_process(chk, args, target_name, profile)
         except NeedsPristineProcess:
             pass
+        finally:
+            IN_SHARED_WORKER[0] = False
     limit = state.example_timeout
     isolate.beat(state.example_limit() + GRACE, f"{chk.name}: an example in a forked worker")  # its own watchdog fires first
     forked = isolate.run_forked(lambda: _run_in_pristine_worker(chk, args, target_name, profile), timeout=state.example_limit(),
