@@ -112,7 +112,13 @@ def test_each_pinned_version_difference_is_an_example_its_file_lists() -> None:
 
 @pytest.mark.parametrize("target", _pinned_targets())
 def test_the_pinned_differences_fail_on_their_build_under_every_seed(target: str) -> None:
-    """On the build itself each pinned check fails (or crashes) under seeds that share nothing."""
+    """On the build itself each pinned check fails (or crashes) under seeds that share nothing.
+    A version not built yet is built here only when GGSPEC_KNOWN_FILES_HOLD names it (minutes of
+    CPU each); otherwise it skips, saying so."""
+    from ggspec.conformance.adapters.ggml_python import sdist_of, target_dir
+
+    if not (target_dir(target) / "lib" / sdist_of(target).libname).is_file() and target not in _hold_targets():
+        pytest.skip(f"{target} is not built in the cache; GGSPEC_KNOWN_FILES_HOLD={target} builds and checks it")
     try:
         make_target(target)
     except CannotFetch as exc:

@@ -1042,7 +1042,11 @@ _PINNED_0_0_37: list[tuple[str, dict[str, Any]]] = [
 
 #: (check, the builds whose known-failures file lists the difference, args)
 VERSION_DIFFERENCES: list[tuple[str, tuple[str, ...], dict[str, Any]]] = [
-    *((name, ("ggml-python-0.0.26",), args) for name, args in _PINNED_0_0_26),
+    *((name, ("ggml-python-0.0.26",), args) for name, args in _PINNED_0_0_26 if name != "core.init_aborts_without_its_pool"),
+    # from 0.0.26 to 0.0.37 ggml_aligned_malloc itself aborts (GGML_ASSERT(false)) on a failed allocation;
+    # 0.0.25, llama-cpp-python 0.2.30 and rc.8 return NULL to ggml_init's assert (read in each sdist's ggml.c)
+    ("core.init_aborts_without_its_pool", tuple(f"ggml-python-0.0.{v}" for v in range(26, 38)),
+     {"mem_size": 18446744073709551600}),
     *((name, ("ggml-python-0.0.36", "ggml-python-0.0.37"), args) for name, args in _PINNED_0_0_37)]
 
 for _name, _targets, _args in VERSION_DIFFERENCES:
