@@ -254,12 +254,11 @@ def dup_tensor(ctx: Context, a: Tensor) -> Tensor:
 
 
 @implements("CORE-80")
+@checked
 def set_name(t: Tensor, name: str) -> None:
     """CORE-80: "a name of up to 63 bytes is kept whole, and one of 64 bytes or more keeps its
     first 63 bytes, always terminated. The cut is in bytes, not characters." A character cut
     at byte 63 is kept as its leading bytes (surrogate escapes, see `name_bytes`)."""
-    if not isinstance(name, str):
-        raise TypeError(f"name must be a str, got {type(name).__name__}")
     t.name = cut_name(name)
 
 
@@ -272,6 +271,8 @@ def cut_name(text: str) -> str:
 def name_bytes(name: str) -> bytes:
     """The bytes of a name as the 64-byte array holds them (a name cut inside a character keeps
     that character's leading bytes as surrogate escapes)."""
+    if not isinstance(name, str):  # by hand, not @checked: every tensor the model makes is named through here
+        raise TypeError(f"name_bytes: name must be a str, got {type(name).__name__}")
     return name.encode("utf-8", errors="surrogateescape")
 
 
