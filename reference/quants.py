@@ -153,17 +153,25 @@ def quantize_q8_0(x: npt.ArrayLike) -> U8:
     return _pack(d, qs.astype(np.int8).view(np.uint8))
 
 
+def _block_array(blocks: npt.ArrayLike, width: int, who: str) -> U8:
+    """`blocks` as an array (n, width) of bytes; ValueError for anything else."""
+    b = _array(blocks, np.uint8)
+    if b.ndim != 2 or b.shape[1] != width:
+        raise ValueError(f"{who}: blocks must be an array (n, {width}) of bytes, got shape {b.shape}")
+    return b
+
+
 @checked
 def q4_0_values(blocks: U8) -> I32:
     """The 32 integers (nibble - 8) of each Q4_0 block, in element order."""
-    qs = blocks[:, 2:].astype(np.int32)
+    qs = _block_array(blocks, Q4_0_BLOCK_BYTES, "q4_0_values")[:, 2:].astype(np.int32)
     return np.concatenate([(qs & 0x0F) - 8, (qs >> 4) - 8], axis=1)
 
 
 @checked
 def q8_0_values(blocks: U8) -> I32:
     """The 32 signed integers of each Q8_0 block."""
-    return np.ascontiguousarray(blocks[:, 2:]).view(np.int8).astype(np.int32)
+    return np.ascontiguousarray(_block_array(blocks, Q8_0_BLOCK_BYTES, "q8_0_values")[:, 2:]).view(np.int8).astype(np.int32)
 
 
 @implements("CORE-75")
