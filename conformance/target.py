@@ -12,6 +12,7 @@ using that method report `unsupported` (not a failure) and the rest run.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -27,7 +28,7 @@ __all__ = ["GraphCopyResult", "GraphInfo", "Handle", "MissingSymbol", "NeedsPris
 #: later examples: a target's resource that cannot cross a fork (the WebGPU device) is then
 #: refused with NeedsPristineProcess, and the example reruns in a worker forked for it alone.
 #: (A state machine runs in its check's worker and forks nothing: it may start the device there.)
-IN_SHARED_WORKER: list[bool] = [False]
+IN_SHARED_WORKER: ContextVar[bool] = ContextVar("IN_SHARED_WORKER", default=False)
 
 Handle = Any
 

@@ -148,7 +148,7 @@ class _WebGPUDevice:
 
     def _c_backend(self) -> Any:
         t = self.target
-        if IN_SHARED_WORKER[0]:
+        if IN_SHARED_WORKER.get():
             # a device started here could not be used by an example forked from here later (a
             # Vulkan instance never crosses a fork), so the example runs in a worker of its own
             raise NeedsPristineProcess("the WebGPU device starts only in a worker forked for one example")

@@ -200,13 +200,13 @@ def run_on_target(chk: Check, args: dict[str, Any], target_name: str, profile: P
     forked from this process, whose registry the guard kept untouched)."""
     state = state if state is not None else RunState()
     if target_name == "reference" or not (expect_death or state.fork_every_example):
+        shared = IN_SHARED_WORKER.set(True)
         try:
-            IN_SHARED_WORKER[0] = True
             return _run_in_process(chk, args, target_name, profile)
         except NeedsPristineProcess:
             pass
         finally:
-            IN_SHARED_WORKER[0] = False
+            IN_SHARED_WORKER.reset(shared)
     limit = state.example_timeout
     isolate.beat(state.example_limit() + GRACE, f"{chk.name}: an example in a forked worker")  # its own watchdog fires first
     forked = isolate.run_forked(lambda: _run_in_pristine_worker(chk, args, target_name, profile), timeout=state.example_limit(),
