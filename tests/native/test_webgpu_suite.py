@@ -38,6 +38,18 @@ def _require_webgpu() -> None:
         pytest.skip(line)
 
 
+def _require_target(target: str) -> None:
+    """rc.8 fetched and built (skip without it); native is always there."""
+    if target == "rc8":
+        from ggspec.conformance.adapters.external import TargetUnavailable
+        from ggspec.conformance.adapters.rc8 import ensure_rc8
+
+        try:
+            ensure_rc8()
+        except TargetUnavailable as exc:
+            pytest.skip(f"rc.8 unavailable: {exc}")
+
+
 def _check(tmp_path: Path, env: dict[str, str]) -> tuple[subprocess.CompletedProcess[str], dict[str, object]]:
     out = tmp_path / "report.json"
     proc = subprocess.run([sys.executable, "-m", "ggspec.conformance", "check", "--target", "native", "--device", "webgpu",
@@ -130,14 +142,7 @@ def test_a_copy_between_the_mock_and_webgpu_is_staged(target: str) -> None:
     refuse a buffer of another type (false) so that tensor_copy stages the copy (COPY-7) —
     before vdev.c and webgpu.c checked, the mock's entry aborted on the WebGPU buffer."""
     _require_webgpu()
-    if target == "rc8":
-        from ggspec.conformance.adapters.external import TargetUnavailable
-        from ggspec.conformance.adapters.rc8 import ensure_rc8
-
-        try:
-            ensure_rc8()
-        except TargetUnavailable as exc:
-            pytest.skip(f"rc.8 unavailable: {exc}")
+    _require_target(target)
     out = subprocess.run([sys.executable, "-c", _COPY_BETWEEN, target], capture_output=True, text=True, timeout=300,
                          check=False, env={**os.environ, "GGSPEC_DEVICE": "webgpu"})
     assert out.returncode == 0, out.stderr[-2000:]
@@ -174,14 +179,7 @@ def test_cpu_code_asserts_do_not_bind_the_webgpu_device(target: str, profile: st
     SCALE of padded rows, NORM of a transposed operand) or refuses it (MUL with an F16 `b`);
     on the CPU backend the same example still requires rc.8's abort."""
     _require_webgpu()
-    if target == "rc8":
-        from ggspec.conformance.adapters.external import TargetUnavailable
-        from ggspec.conformance.adapters.rc8 import ensure_rc8
-
-        try:
-            ensure_rc8()
-        except TargetUnavailable as exc:
-            pytest.skip(f"rc.8 unavailable: {exc}")
+    _require_target(target)
     out = subprocess.run([sys.executable, "-c", _EXAMPLES, target, profile], capture_output=True, text=True, timeout=300,
                          check=False, env={**os.environ, "GGSPEC_DEVICE": "webgpu"})
     assert out.returncode == 0, out.stderr[-3000:]
