@@ -89,6 +89,38 @@ def test_missing_lists_the_failing_clauses_no_entry_explains() -> None:
     assert 'clause = "CPU-8"' in stubs and "BACK-5" not in stubs and "TDATA-1" not in stubs
 
 
+def test_a_flaky_entry_turns_a_failure_into_xfail_and_leaves_a_pass_alone(tmp_path: Path) -> None:
+    """`flaky = true`: a difference some runs show and others not (an address, not the seed):
+    failing -> xfail, passing -> pass (a plain entry's passing clause is an xpass)."""
+    from ggspec.conformance.engine.results import ClauseVerdict
+
+    path = tmp_path / "t.toml"
+    path.write_text('[[known]]\ncheck = "alloc.one_graph_allocator_then_a_larger_graph"\nreason = "by the base"\n'
+                    'flaky = true\n\n[[known]]\nclause = "BACK-5"\nreason = "always so"\n', encoding="utf-8")
+    entries = known.load(path, load_checks())
+    assert [k.flaky for k in entries] == [True, False]
+
+    def verdicts(status: str) -> list[ClauseVerdict]:
+        return [ClauseVerdict("ALLOC-11", "", "behaviour", status, 1, "d",  # type: ignore[arg-type]
+                              ["alloc.one_graph_allocator_then_a_larger_graph"]),
+                ClauseVerdict("BACK-5", "", "behaviour", "pass", 1, "", ["x"])]
+
+    assert [v.status for v in known.apply(verdicts("fail"), entries, "t")] == ["xfail", "xpass"]
+    got = known.apply(verdicts("pass"), entries, "t")
+    assert [v.status for v in got] == ["pass", "xpass"] and got[0] == verdicts("pass")[0]
+    assert "(flaky)" in known.apply(verdicts("crash"), entries, "t")[0].detail
+    for path_, text in known_files.rewrite(tmp_path).items():  # the generator keeps the key
+        path_.write_text(text, encoding="utf-8")
+    assert known.load(path, load_checks()) == entries and "flaky = true" in path.read_text(encoding="utf-8")
+
+
+def test_flaky_must_be_a_boolean(tmp_path: Path) -> None:
+    path = tmp_path / "t.toml"
+    path.write_text('[[known]]\nclause = "BACK-5"\nreason = "a reason"\nflaky = "yes"\n', encoding="utf-8")
+    with pytest.raises(KnownFileError, match="entry 1: flaky must be true or false"):
+        known.load(path, load_checks())
+
+
 def _pinned_targets() -> list[str]:
     return sorted({t for _, targets, _ in VERSION_DIFFERENCES for t in targets})
 

@@ -72,6 +72,8 @@ def render(header: list[str], entries: list[dict[str, Any]], keys: dict[str, str
         out.append(f"reason = {_toml_string(keys.get(reason, reason))}")
         if "targets" in e:
             out.append("targets = [" + ", ".join(_toml_string(t) for t in e["targets"]) + "]")
+        if "flaky" in e:
+            out.append(f"flaky = {'true' if e['flaky'] else 'false'}")
         out.append("")
     return "\n".join(out)
 
