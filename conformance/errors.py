@@ -25,6 +25,13 @@ class MissingSymbol(Exception):
         self.symbol = symbol
 
 
+class MockOnly(MissingSymbol):
+    """A reading only the virtual device (the mock) gives, `vdev_pending` or `vdev_counters`,
+    asked of a real device (`--device webgpu`). A check that takes such a reading through
+    `Recorder.mock_reading` records it as `NotObservable` on both sides and goes on; read
+    directly, it is a `MissingSymbol` like any other (the example is `unsupported`)."""
+
+
 class NeedsPristineProcess(Exception):
     """The target's registry cannot be reset and this process may have used it: the harness
     runs the scenario again in a worker forked from a process that never did."""

@@ -16,8 +16,11 @@ ops, no failing compute, no base offset) becomes
 Every other device stays the mock: a check asking for a knob (lazy queue, refused ops, a failing
 compute, another alignment) gets the virtual device, and so does a second plain device of the
 same example (WebGPU has one device per process, one buffer type). The mock's counters
-(`vdev_pending`, `vdev_counters`) on the WebGPU device, and the entry log of an example that used
-it, are `MissingSymbol` on both sides; so is, on the C side, a graph the WebGPU device refuses to
+(`vdev_pending`, `vdev_counters`) asked of the WebGPU device are `MockOnly` on both sides: a check
+that reads them through `engine.registry.mock_reading` records them as not observable and goes
+on (its data and placement are still compared; the counters are checked on the mock in every run
+without `--device webgpu`). The entry log of an example that used the WebGPU device is
+`MissingSymbol` on both sides; so is, on the C side, a graph the WebGPU device refuses to
 compute (the mock computes every op): that example's verdict is `unsupported`. `buffer_bytes` of
 a WebGPU buffer reads it through a tensor. Where there is no WebGPU device (no wgpu, no adapter,
 a build without webgpu.h) the C target raises `MissingSymbol` naming what is missing, in one
@@ -34,7 +37,7 @@ from ggspec.reference.tensor import Tensor
 from ggspec.reference.types import GGMLType, Op, type_size
 from ggspec.reference.vdev import VDevParams
 
-from ..errors import MissingSymbol, NeedsPristineProcess
+from ..errors import MissingSymbol, MockOnly, NeedsPristineProcess
 from ..target import IN_SHARED_WORKER, Target
 
 #: the environment variable `--device` sets (forked workers inherit it)
@@ -175,12 +178,12 @@ class _WebGPUDevice:
 
     def pending(self, backend: Any) -> int:
         if self._is_webgpu_backend(backend):
-            raise MissingSymbol(self.target.name, "vdev_pending on the WebGPU device (the mock's counter)")
+            raise MockOnly(self.target.name, "vdev_pending on the WebGPU device (the mock's counter)")
         return int(self.vdev_pending(backend))
 
     def counters(self, buf: Any) -> tuple[int, int]:
         if self.used and self.target.buffer_name(buf) == WEBGPU_NAME:
-            raise MissingSymbol(self.target.name, "vdev_counters on the WebGPU device (the mock's counters)")
+            raise MockOnly(self.target.name, "vdev_counters on the WebGPU device (the mock's counters)")
         result: tuple[int, int] = self.vdev_counters(buf)
         return result
 

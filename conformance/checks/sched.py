@@ -41,7 +41,7 @@ from ggspec.reference.vdev import ALL_OPS
 from hypothesis import strategies as st
 
 from ..engine.approx import Approx, decode
-from ..engine.registry import Recorder, check, example
+from ..engine.registry import Recorder, check, example, mock_reading
 from ..inputs.fixtures import FIXTURES
 from ..inputs.graphspec import Built, GraphSpec, Leaf, Node, build
 from ..inputs.sched_scope import ScopeCase, accepted, scope_samples, split_plan
@@ -341,7 +341,8 @@ def _reads_reused_memory(case: SchedCase, callback: bool, profile: Profile) -> t
 
 def record_pending(t: Target, rec: Recorder, setup: SchedSetup, backends: list[Handle]) -> None:
     """SCHED-22: the scheduler does not synchronize: what each virtual device still has queued."""
-    rec("queued on each device after graph_compute", [t.vdev_pending(b) for b in backends[: len(setup.devices)]])
+    rec("queued on each device after graph_compute",
+        [mock_reading(functools.partial(t.vdev_pending, b)) for b in backends[: len(setup.devices)]])
 
 
 # --- construction and limits ---------------------------------------------------------------------

@@ -7,7 +7,7 @@ from dataclasses import replace
 from ggspec.reference.types import GGMLType
 from hypothesis import strategies as st
 
-from ..engine.registry import Recorder, check, example
+from ..engine.registry import Recorder, check, example, mock_reading
 from ..inputs.strategies import Placement, TensorSpec, ViewSpec, placements, tensor_specs
 from ..target import Handle, Target, VDevParams
 from ._setup import alloc_size, backend_for, placed, view_of
@@ -148,7 +148,7 @@ def async_round_trip(t: Target, rec: Recorder, placement: Placement, spec: Tenso
     if reuse:
         t.host_write(src, 0, b"\x11" * n)
     t.tensor_get_async(backend, tensor, dst, 0, 0, n)
-    rec("pending", t.vdev_pending(backend) if placement.kind == "vdev" else 0)
+    rec("pending", mock_reading(lambda: t.vdev_pending(backend)) if placement.kind == "vdev" else 0)
     t.backend_synchronize(backend)
     rec("read back", t.host_read(dst, 0, n))
     rec("buffer", t.buffer_bytes(buf))
@@ -215,7 +215,7 @@ def view_init_into_another_buffer(t: Target, rec: Recorder, other: str) -> None:
     rec("v's data is r's + 16", t.tensor_data(v) == (t.tensor_data(r) or 0) + 16)
     rec("v", t.tensor_info(v))
     if other == "vdev":
-        rec("B's init_tensor calls", t.vdev_counters(elsewhere)[0])
+        rec("B's init_tensor calls", mock_reading(lambda: t.vdev_counters(elsewhere)[0]))
     rec("v reads", t.tensor_get(v, 0, 16))
     rec("r's bytes 16..32", payload[16:])
 
@@ -229,7 +229,7 @@ def view_init_places_the_view(t: Target, rec: Recorder, placement: Placement, rv
     rec("view", t.tensor_info(view))
     rec("buffer is the root's", t.tensor_buffer(view) == buf)
     if placement.kind == "vdev":
-        rec("init_tensor calls", t.vdev_counters(buf)[0])
+        rec("init_tensor calls", mock_reading(lambda: t.vdev_counters(buf)[0]))
 
 
 @check("TDATA-14", placement=placements, rv=_root_and_view())
@@ -290,7 +290,7 @@ def tensor_alloc_places(t: Target, rec: Recorder, placement: Placement, spec: Te
     rec("tensor", replace(info, data_offset=None if info.data_offset is None else info.data_offset - offset))
     rec("buffer is set", t.tensor_buffer(tensor) == buf)
     if placement.kind == "vdev":
-        rec("init_tensor calls", t.vdev_counters(buf)[0])
+        rec("init_tensor calls", mock_reading(lambda: t.vdev_counters(buf)[0]))
 
 
 @check("TDATA-19", placement=placements, spec=tensor_specs())

@@ -109,6 +109,40 @@ def test_vdev_is_the_default_device(monkeypatch: pytest.MonkeyPatch) -> None:
     assert ref.backend_name(ref.vdev_init(VDevParams(name="Dev0"))) == "Dev0"
 
 
+def test_a_mock_reading_of_a_real_device_is_not_observable_and_the_data_is_still_compared(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """tdata.async_round_trip on the reference's WebGPU shape: the mock's queue counter is
+    `NotObservable` (the same on both sides, so the check goes on), the bytes read back are
+    still recorded, and a MissingSymbol that is not a mock reading still propagates."""
+    from ggspec.conformance.engine.differential import run_on_reference
+    from ggspec.conformance.engine.registry import NotObservable, mock_reading
+    from ggspec.conformance.engine.runner import load_checks
+    from ggspec.conformance.errors import MissingSymbol, MockOnly
+    from ggspec.conformance.inputs.strategies import Placement, TensorSpec
+    from ggspec.reference.clauses import Profile
+
+    monkeypatch.setenv("GGSPEC_DEVICE", "webgpu")
+    chk = load_checks()["tdata.async_round_trip"]
+    args = {"placement": Placement("vdev", VDevParams(name="Dev0")), "spec": TensorSpec(0, (3, 2)),
+            "fill": b"\x01\x02\x03", "reuse": False}
+    out = run_on_reference(chk, args, Profile.FIXED)
+    assert out.ending == "ok", out.detail
+    got = dict(out.observations)
+    assert got["pending"] == NotObservable("vdev_pending on the WebGPU device (the mock's counter)")
+    assert repr(got["pending"]).startswith("not observable: vdev_pending")
+    assert got["read back"] == (b"\x01\x02\x03" * 8)[:24]
+    monkeypatch.setenv("GGSPEC_DEVICE", "vdev")
+    assert dict(run_on_reference(chk, args, Profile.FIXED).observations)["pending"] == 0  # the mock's own count
+
+    def missing() -> int:
+        raise MissingSymbol("x", "ggml_backend_foo")
+
+    def mock_only() -> int:
+        raise MockOnly("x", "vdev_counters of it")
+
+    assert mock_reading(mock_only) == NotObservable("vdev_counters of it")
+    with pytest.raises(MissingSymbol, match="ggml_backend_foo"):
+        mock_reading(missing)
 
 
 _COPY_BETWEEN = """
