@@ -32,6 +32,14 @@ class MockOnly(MissingSymbol):
     directly, it is a `MissingSymbol` like any other (the example is `unsupported`)."""
 
 
+class DeviceRefused(MissingSymbol):
+    """The WebGPU device (`--device webgpu`) refused to compute a graph: it holds a node webgpu.c
+    has no kernel for, where the mock computes every op. Raised alike on the target and on the
+    reference's WebGPU shape; an example that meets it is `unsupported`, unless its check takes
+    the refusal as an answer (ops.unimplemented_cases_abort: a device with kernels of its own may
+    refuse what the CPU code does not implement)."""
+
+
 class NeedsPristineProcess(Exception):
     """The target's registry cannot be reset and this process may have used it: the harness
     runs the scenario again in a worker forked from a process that never did."""

@@ -20,8 +20,9 @@ same example (WebGPU has one device per process, one buffer type). The mock's co
 that reads them through `engine.registry.mock_reading` records them as not observable and goes
 on (its data and placement are still compared; the counters are checked on the mock in every run
 without `--device webgpu`). The entry log of an example that used the WebGPU device is
-`MissingSymbol` on both sides; so is, on the C side, a graph the WebGPU device refuses to
-compute (the mock computes every op): that example's verdict is `unsupported`. `buffer_bytes` of
+`MissingSymbol` on both sides; a graph the WebGPU device refuses to compute (the mock computes
+every op) is `DeviceRefused` on both sides: that example's verdict is `unsupported`, unless its
+check takes the refusal as an answer. `buffer_bytes` of
 a WebGPU buffer reads it through a tensor. Where there is no WebGPU device (no wgpu, no adapter,
 a build without webgpu.h) the C target raises `MissingSymbol` naming what is missing, in one
 line: `unsupported`, never a failure.
@@ -34,10 +35,10 @@ import struct
 from typing import Any
 
 from ggspec.reference.tensor import Tensor
-from ggspec.reference.types import GGMLType, Op, type_size
+from ggspec.reference.types import GGMLType, Op, blck_size, type_size
 from ggspec.reference.vdev import VDevParams
 
-from ..errors import MissingSymbol, MockOnly, NeedsPristineProcess
+from ..errors import DeviceRefused, MissingSymbol, MockOnly, NeedsPristineProcess
 from ..target import IN_SHARED_WORKER, Target
 
 #: the environment variable `--device` sets (forked workers inherit it)
@@ -73,6 +74,22 @@ def _fits(t: Tensor | None) -> bool:
     return True
 
 
+def _adjacent_blocks(t: Tensor) -> bool:
+    """webgpu.c's `adjacent_blocks`: rows of whole blocks, each block right after the one before."""
+    return t.ne[0] % 32 == 0 and t.nb[0] == type_size(t.type)
+
+
+def _contiguous(t: Tensor) -> bool:
+    """webgpu.c's `contiguous`: elements (blocks) in order, without gaps (the stride of an extent
+    of 1 does not matter)."""
+    expected = type_size(t.type)
+    for d in range(4):
+        if t.ne[d] != 1 and t.nb[d] != expected:
+            return False
+        expected *= t.ne[d] // (blck_size(t.type) if d == 0 else 1)
+    return True
+
+
 def webgpu_supports_op(op: Tensor) -> bool:
     """What webgpu.c's kernels compute: its `wg_supports_op`, line for line (docs/webgpu.md,
     Operations). The reference's WebGPU shape answers supports_op with it and refuses a graph
@@ -82,11 +99,16 @@ def webgpu_supports_op(op: Tensor) -> bool:
     a, b = op.src[0], op.src[1]
     if a is None or not (_fits(op) and _fits(a) and _fits(b)):
         return False
-    floats = (_F32, _F16)
+    floats, quantized = (_F32, _F16), (_Q4_0, _Q8_0)
     if op.op in (Op.DUP, Op.CONT):
-        return (a.type in floats and op.type in floats) or (a.type == _I32 and op.type == _I32)
+        return ((a.type in floats and op.type in floats) or (a.type == _I32 and op.type == _I32)
+                or (a.type in quantized and op.type == a.type and a.ne[0] % 32 == 0 and op.ne[0] % 32 == 0))
     if op.op == Op.CPY:
-        return b is not None and ((a.type in floats and b.type in floats) or (a.type == _I32 and b.type == _I32))
+        return b is not None and ((a.type in floats and b.type in floats) or (a.type == _I32 and b.type == _I32)
+                                  or (a.type in quantized and b.type == a.type and a.ne[0] % 32 == 0
+                                      and b.ne[0] % 32 == 0)
+                                  or (a.type in floats and b.type in quantized and a.ne[0] % 32 == 0
+                                      and a.nb[0] == type_size(a.type) and _contiguous(b) and _contiguous(op)))
     if op.op == Op.ADD:
         return b is not None and ((a.type == _F32 and b.type == _F32 and op.type == _F32)
                                   or (a.type == _F16 and b.type in floats and op.type == _F16))
@@ -95,9 +117,10 @@ def webgpu_supports_op(op: Tensor) -> bool:
     if op.op == Op.SCALE:
         return a.type == _F32 and op.type == _F32 and b is None
     if op.op == Op.MUL_MAT:
-        return (b is not None and b.type == _F32 and op.type == _F32 and b.ne[2] % a.ne[2] == 0
-                and b.ne[3] % a.ne[3] == 0
-                and (a.type in floats or (a.type == _Q4_0 and a.ne[0] % 32 == 0 and a.nb[0] == 18)))
+        return (b is not None and op.type == _F32 and b.ne[2] % a.ne[2] == 0 and b.ne[3] % a.ne[3] == 0
+                and ((a.type in floats and b.type == _F32)
+                     or (a.type in quantized and _adjacent_blocks(a)
+                         and (b.type == _F32 or (b.type == _Q8_0 and _adjacent_blocks(b))))))
     if op.op == Op.GET_ROWS:
         table = a.type in (_F32, _I32, _F16) or (a.type in (_Q4_0, _Q8_0) and a.ne[0] % 32 == 0)
         return (table and a.nb[0] == type_size(a.type) and b is not None and b.type == _I32 and b.ne[3] == 1
@@ -201,11 +224,12 @@ class _WebGPUDevice:
         return bytes(t.tensor_get(whole, 0, size))
 
     def compute(self, backend: Any, graph: Any) -> bool:
-        """graph_compute; on the WebGPU device a refused graph (an operation or layout webgpu.c
-        does not implement, where the mock computes everything) is `MissingSymbol`."""
+        """graph_compute; on the WebGPU device (and on the reference's WebGPU shape) a refused
+        graph (an operation or layout webgpu.c does not implement, where the mock computes
+        everything) is `DeviceRefused`."""
         ok = bool(self.graph_compute(backend, graph))
-        if not ok and self.is_c and self._is_webgpu_backend(backend):
-            raise MissingSymbol(self.target.name, "graph_compute of this graph on the WebGPU device "
+        if not ok and self._is_webgpu_backend(backend):
+            raise DeviceRefused(self.target.name, "graph_compute of this graph on the WebGPU device "
                                 "(an operation or layout it does not implement, docs/webgpu.md)")
         return ok
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 from ggspec.reference.types import GGMLType, Op
 from hypothesis import strategies as st
 
-from ..engine.registry import Recorder, check
+from ..engine.registry import Recorder, check, mock_reading
 from ..inputs.strategies import (
     Placement,
     TensorSpec,
@@ -102,7 +102,7 @@ def synchronize_is_optional(t: Target, rec: Recorder, placement: Placement, spec
     for i in range(times):
         t.backend_synchronize(backend)
         if placement.kind == "vdev":
-            rec(f"pending after synchronize {i}", t.vdev_pending(backend))
+            rec(f"pending after synchronize {i}", mock_reading(lambda: t.vdev_pending(backend)))
         rec(f"buffer after synchronize {i}", t.buffer_bytes(buf))
 
 
@@ -148,7 +148,7 @@ def device_keeps_submission_order(t: Target, rec: Recorder, device: VDevParams, 
             t.tensor_get_async(backend, tensor, mem, 0, offset, size)
             reads.append((mem, size))
     t.backend_synchronize(backend)
-    rec("pending", t.vdev_pending(backend))
+    rec("pending", mock_reading(lambda: t.vdev_pending(backend)))
     rec("reads", [t.host_read(mem, 0, size) for mem, size in reads])
     rec("buffer", t.buffer_bytes(buf))
 
@@ -165,10 +165,10 @@ def synchronize_completes_pending_work(t: Target, rec: Recorder, device: VDevPar
     t.host_write(dst, 0, b"\xee" * n)
     t.tensor_get_async(backend, tensor, dst, 0, 0, n)
     t.tensor_set_async(backend, tensor, src, 0, 0, n)
-    rec("pending before", t.vdev_pending(backend))
+    rec("pending before", mock_reading(lambda: t.vdev_pending(backend)))
     rec("host block of the get before", t.host_read(dst, 0, n))
     t.backend_synchronize(backend)
-    rec("pending after", t.vdev_pending(backend))
+    rec("pending after", mock_reading(lambda: t.vdev_pending(backend)))
     rec("host block of the get after", t.host_read(dst, 0, n))
     rec("buffer after", t.buffer_bytes(buf))
 
@@ -188,9 +188,9 @@ def sync_set_runs_the_queue_first(t: Target, rec: Recorder, seed: int) -> None:
     src = t.host_alloc(16)
     t.host_write(src, 0, queued)
     t.tensor_set_async(backend, tensor, src, 0, 0, 16)
-    rec("pending before tensor_set", t.vdev_pending(backend))
+    rec("pending before tensor_set", mock_reading(lambda: t.vdev_pending(backend)))
     t.tensor_set(tensor, written, 0, 16)
-    rec("pending after tensor_set", t.vdev_pending(backend))
+    rec("pending after tensor_set", mock_reading(lambda: t.vdev_pending(backend)))
     t.backend_synchronize(backend)
     rec("buffer after synchronize", t.buffer_bytes(buf)[:16])
     rec("tensor_set's bytes", t.tensor_get(tensor, 0, 16) == written)

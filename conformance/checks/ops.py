@@ -23,6 +23,7 @@ from ggspec.reference.types import GGMLType, blck_size, type_size
 from hypothesis import strategies as st
 
 from ..engine.registry import Recorder, check, example
+from ..errors import DeviceRefused
 from ..inputs.strategies import Placement, TensorSpec, ViewSpec, ascii_names, placements, tensor_specs, view_specs
 from ..target import Handle, Target
 from ._graphs import Scene
@@ -599,9 +600,14 @@ def unimplemented_cases_abort(t: Target, rec: Recorder, case: str, where: Placem
     """Each gap of rc.8's CPU code: profile rc8 requires the bare `GGML_ASSERT(false)`; profile
     fixed requires it only for NORM with a gradient (at build time) and does not judge what a
     target computes for the others. (CORE-48 is named with CORE-49 because under profile fixed
-    this is not an assert check: the reference stops without a violation.)"""
+    this is not an assert check: the reference stops without a violation.) A device with kernels
+    of its own (WebGPU) may refuse such a graph instead (spec/core.md, Devices with kernels of
+    their own): its refusal is recorded, and must be the reference's WebGPU shape's."""
     scene, outputs = _gap_case(t, where, case, seed)
-    scene.run(outputs)
+    try:
+        scene.run(outputs)
+    except DeviceRefused:
+        rec("refused by the device", True)
 
 
 # --- CORE-50 to CORE-53: conversions and copies --------------------------------------------------------------

@@ -120,13 +120,16 @@ static struct {
 #undef X
 } W;
 
-enum wg_kernel { K_BYTES, K_CPY, K_BINARY, K_MUL_MAT, K_NORM, K_SOFT_MAX, K_UNARY, K_GET_ROWS, K_COUNT };
+enum wg_kernel {
+    K_BYTES, K_CPY, K_BINARY, K_MUL_MAT, K_NORM, K_SOFT_MAX, K_UNARY, K_GET_ROWS, K_QUANTIZE, K_COPY_BLOCKS, K_COUNT
+};
 static const char * const kernel_names[K_COUNT] = {
-    "k_bytes", "k_cpy", "k_binary", "k_mul_mat", "k_norm", "k_soft_max", "k_unary", "k_get_rows",
+    "k_bytes", "k_cpy", "k_binary", "k_mul_mat", "k_norm", "k_soft_max", "k_unary", "k_get_rows", "k_quantize",
+    "k_copy_blocks",
 };
 
 #define WG_SLOTS 4        /* storage buffers bound per dispatch */
-#define WG_PARAM_WORDS 64 /* the uniform block: array<vec4<u32>, 16> */
+#define WG_PARAM_WORDS 64 /* the uniform block: array<vec4<u32>, 16>; word 63 stays 0 (webgpu.wgsl) */
 #define WG_WORKGROUP 64
 /* a dispatch's (slot of src0, slot of src1): src0 in 0..1, src1 in 0..2 (the destination is slot 0) */
 #define WG_SLOT_PAIRS 6
@@ -876,6 +879,25 @@ static bool fits(const tensor_t * t) {
     return true;
 }
 
+static bool is_quantized(enum VD(type) t) {
+    return t == T_Q4_0 || t == T_Q8_0;
+}
+
+/* rows of whole blocks, each block right after the one before */
+static bool adjacent_blocks(const tensor_t * t) {
+    return t->ne[0] % 32 == 0 && t->nb[0] == VD(type_size)(t->type);
+}
+
+/* elements (blocks) in order, without gaps (the stride of an extent of 1 does not matter) */
+static bool contiguous(const tensor_t * t) {
+    size_t next = VD(type_size)(t->type);
+    for (int d = 0; d < 4; d++) {
+        if (t->ne[d] != 1 && t->nb[d] != next) return false;
+        next *= (size_t)t->ne[d] / (d == 0 ? (size_t)VD(blck_size)(t->type) : 1);
+    }
+    return true;
+}
+
 static bool wg_supports_op(backend_t backend, const tensor_t * op) {
     (void)backend;
     if (is_noop(op)) {
@@ -888,9 +910,14 @@ static bool wg_supports_op(backend_t backend, const tensor_t * op) {
     switch (op->op) {
         case VDU(OP_DUP):
         case VDU(OP_CONT):
-            return (is_float(a->type) && is_float(op->type)) || (a->type == T_I32 && op->type == T_I32);
+            return (is_float(a->type) && is_float(op->type)) || (a->type == T_I32 && op->type == T_I32) ||
+                   (is_quantized(a->type) && op->type == a->type && a->ne[0] % 32 == 0 && op->ne[0] % 32 == 0);
         case VDU(OP_CPY): /* the copy lands in src[1]'s memory, which op is a view of */
-            return b != NULL && ((is_float(a->type) && is_float(b->type)) || (a->type == T_I32 && b->type == T_I32));
+            return b != NULL && ((is_float(a->type) && is_float(b->type)) || (a->type == T_I32 && b->type == T_I32) ||
+                                 (is_quantized(a->type) && b->type == a->type && a->ne[0] % 32 == 0 &&
+                                  b->ne[0] % 32 == 0) ||
+                                 (is_float(a->type) && is_quantized(b->type) && a->ne[0] % 32 == 0 &&
+                                  a->nb[0] == VD(type_size)(a->type) && contiguous(b) && contiguous(op)));
         case VDU(OP_ADD):
             return b != NULL && ((a->type == T_F32 && b->type == T_F32 && op->type == T_F32) ||
                                  (a->type == T_F16 && is_float(b->type) && op->type == T_F16));
@@ -898,10 +925,11 @@ static bool wg_supports_op(backend_t backend, const tensor_t * op) {
             return b != NULL && a->type == T_F32 && b->type == T_F32 && op->type == T_F32;
         case VDU(OP_SCALE):
             return a->type == T_F32 && op->type == T_F32 && b == NULL;
-        case VDU(OP_MUL_MAT): /* Q4_0: whole adjacent blocks, b quantized to Q8_0 by the kernel */
-            return b != NULL && b->type == T_F32 && op->type == T_F32 && b->ne[2] % a->ne[2] == 0 &&
-                   b->ne[3] % a->ne[3] == 0 &&
-                   (is_float(a->type) || (a->type == T_Q4_0 && a->ne[0] % 32 == 0 && a->nb[0] == 18));
+        case VDU(OP_MUL_MAT): /* Q4_0, Q8_0: adjacent blocks; an F32 b quantized to Q8_0 by the kernel */
+            return b != NULL && op->type == T_F32 && b->ne[2] % a->ne[2] == 0 && b->ne[3] % a->ne[3] == 0 &&
+                   ((is_float(a->type) && b->type == T_F32) ||
+                    (is_quantized(a->type) && adjacent_blocks(a) &&
+                     (b->type == T_F32 || (b->type == T_Q8_0 && adjacent_blocks(b)))));
         case VDU(OP_GET_ROWS): { /* rows of adjacent elements (whole blocks) by I32 indices, at most 3-D */
             const bool table = a->type == T_F32 || a->type == T_I32 || a->type == T_F16 ||
                                ((a->type == T_Q4_0 || a->type == T_Q8_0) && a->ne[0] % 32 == 0);
@@ -977,6 +1005,10 @@ static bool encode_node(struct wg_device * dev, WGPUComputePassEncoder pass, con
         case VDU(OP_CONT):
         case VDU(OP_CPY):
             k = K_CPY;
+            if (is_quantized(dst->type)) { /* one thread a destination block */
+                k = is_quantized(a->type) ? K_COPY_BLOCKS : K_QUANTIZE;
+                n = nelements(dst) / 32;
+            }
             break;
         case VDU(OP_ADD):
         case VDU(OP_MUL):

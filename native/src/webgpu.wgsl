@@ -3,9 +3,10 @@
 // Every dispatch binds four storage buffers B0..B3 (each a different GPU buffer: WebGPU
 // forbids a writable binding that aliases another) and a uniform block P. A tensor is
 // described in P by 12 words: buffer slot, type, byte offset, pad, ne[4], nb[4] (bytes);
-// tensor 0 is the destination (slot 0), 1 and 2 the sources. Words 36.. hold the thread count and
-// the op's parameters. Memory is addressed in bytes and read as 32-bit words, so F16
-// elements at any even offset and byte ranges at any offset are reached exactly.
+// tensor 0 is the destination (slot 0), 1 and 2 the sources. Words 36.. hold the thread count
+// and the op's parameters; word 63 is always 0 (`rounded`). Memory is addressed in bytes and
+// read as 32-bit words, so F16 elements at any even offset and byte ranges at any offset are
+// reached exactly.
 //
 // F16 <-> F32 conversions are integer code (f2h, h2f), not pack2x16float/unpack2x16float:
 // WGSL leaves the rounding of an inexact conversion and the result of an out-of-range one
@@ -21,6 +22,7 @@
 const T_F32: u32 = 0u;
 const T_F16: u32 = 1u;
 const T_Q4_0: u32 = 2u;
+const T_Q8_0: u32 = 8u;
 
 fn pu(i: u32) -> u32 { return P[i / 4u][i % 4u]; }
 fn pf(i: u32) -> f32 { return bitcast<f32>(pu(i)); }
@@ -138,6 +140,10 @@ fn stbits(k: u32, a: u32, v: u32) {
 fn stf(k: u32, a: u32, v: f32) { stbits(k, a, bitcast<u32>(v)); }
 // an F32 value rounded to F16 and back
 fn r16(x: f32) -> f32 { return bitcast<f32>(h2f(f2h(bitcast<u32>(x)))); }
+// v itself, its bits passed through word 63 of P, which the host leaves 0: the compiler cannot
+// fuse the multiplication that made v into a following addition or subtraction (a fused
+// multiply-add rounds once where the spec rounds the product first)
+fn rounded(v: f32) -> f32 { return bitcast<f32>(bitcast<u32>(v) | pu(63u)); }
 
 fn thread(gid: vec3<u32>, nwg: vec3<u32>) -> u32 { return gid.x + gid.y * nwg.x * 64u; }
 
@@ -205,8 +211,8 @@ fn k_mul_mat(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     let half_a = ttype(1u) == T_F16;
     let na = tnb(1u, 0u); let nb = tnb(2u, 0u);
     var sum = 0.0;
-    if (ttype(1u) == T_Q4_0) {
-        stf(0u, taddr(0u, c), dot_q4_0_q8_0(arow, brow, nb));
+    if (ttype(1u) == T_Q4_0 || ttype(1u) == T_Q8_0) {
+        stf(0u, taddr(0u, c), dot_quantized(arow, brow, nb));
         return;
     }
     let n = tne(1u, 0u);
@@ -236,37 +242,129 @@ fn round_away(v: f32) -> f32 {
     return t;
 }
 
-// a Q4_0 row of a (blocks from byte arow) with the F32 row of b (from brow, stride nb), b
-// quantized block by block to Q8_0 here as the reference does (CORE-74: d = amax / 127,
-// id = 1 / d, q = roundf(x * id), d stored as F16); per block the exact integer sum s, then
-// sum += (s * d_a) * d_b in F32, in block order (CORE-76). The divisions are WGSL's `/`: exact
-// on lavapipe (LLVM's fdiv); WGSL allows 2.5 ulp, which would change d on such a driver.
-fn dot_q4_0_q8_0(arow: u32, brow: u32, nb: u32) -> f32 {
+// element j (0..31) of the Q4_0 or Q8_0 block at byte blk of slot sl: Q4_0 byte j % 16 holds
+// element j in its low nibble and j + 16 in its high one, value nibble - 8; Q8_0 a signed byte
+fn qelem(sl: u32, t: u32, blk: u32, j: u32) -> i32 {
+    if (t == T_Q4_0) {
+        let byte = ld8(sl, blk + 2u + j % 16u);
+        return i32(select(byte >> 4u, byte & 0xFu, j < 16u)) - 8;
+    }
+    return i32(ld8(sl, blk + 2u + j) << 24u) >> 24u;
+}
+
+// a Q4_0 or Q8_0 row of a (blocks from byte arow) with row b (from brow): b's Q8_0 blocks as
+// they are, or an F32 b (element stride nb) quantized block by block to Q8_0 here as the
+// reference does (CORE-74: d = amax / 127, id = 1 / d, q = roundf(x * id), d stored as F16);
+// per block the exact integer sum s, then in block order sum += (s * d_a) * d_b for Q4_0 and
+// sum += s * (d_a * d_b) for Q8_0, in F32 (CORE-76). The divisions are WGSL's `/`: exact on
+// lavapipe (LLVM's fdiv); WGSL allows 2.5 ulp, which would change d on such a driver.
+fn dot_quantized(arow: u32, brow: u32, nb: u32) -> f32 {
     let sa = tslot(1u); let sb = tslot(2u); let wb = nb / 4u;
+    let ta = ttype(1u);
+    let a_block = select(34u, 18u, ta == T_Q4_0);
     let nblocks = tne(1u, 0u) / 32u;
     var sum = 0.0;
     for (var ib = 0u; ib < nblocks; ib++) {
-        let blk = arow + ib * 18u;
+        let blk = arow + ib * a_block;
         let d_a = bitcast<f32>(h2f(ld16(sa, blk)));
-        let b0 = brow / 4u + ib * 32u * wb; // b is F32: whole words
-        var amax = 0.0;
-        for (var j = 0u; j < 32u; j++) { amax = max(amax, abs(bitcast<f32>(ldw(sb, b0 + j * wb)))); }
-        let d = amax / 127.0;
-        var id = 0.0;
-        if (d != 0.0) { id = 1.0 / d; }
-        let d_b = bitcast<f32>(h2f(f2h(bitcast<u32>(d))));
-        var s = 0i;
-        for (var j = 0u; j < 16u; j++) {
-            let q = ld8(sa, blk + 2u + j);
-            let lo = i32(q & 0xFu) - 8;
-            let hi = i32(q >> 4u) - 8;
-            let qb_lo = i32(round_away(bitcast<f32>(ldw(sb, b0 + j * wb)) * id));
-            let qb_hi = i32(round_away(bitcast<f32>(ldw(sb, b0 + (j + 16u) * wb)) * id));
-            s = s + lo * qb_lo + hi * qb_hi;
+        var qb: array<i32, 32>;
+        var d_b: f32;
+        if (ttype(2u) == T_Q8_0) {
+            let bb = brow + ib * 34u;
+            d_b = bitcast<f32>(h2f(ld16(sb, bb)));
+            for (var j = 0u; j < 32u; j++) { qb[j] = qelem(sb, T_Q8_0, bb, j); }
+        } else {
+            let b0 = brow / 4u + ib * 32u * wb; // b is F32: whole words
+            var amax = 0.0;
+            for (var j = 0u; j < 32u; j++) { amax = max(amax, abs(bitcast<f32>(ldw(sb, b0 + j * wb)))); }
+            let d = amax / 127.0;
+            var id = 0.0;
+            if (d != 0.0) { id = 1.0 / d; }
+            d_b = bitcast<f32>(h2f(f2h(bitcast<u32>(d))));
+            for (var j = 0u; j < 32u; j++) {
+                qb[j] = i32(round_away(rounded(bitcast<f32>(ldw(sb, b0 + j * wb)) * id)));
+            }
         }
-        sum = sum + (f32(s) * d_a) * d_b;
+        var s = 0i;
+        for (var j = 0u; j < 32u; j++) { s = s + qelem(sa, ta, blk, j) * qb[j]; }
+        if (ta == T_Q4_0) {
+            sum = sum + rounded(rounded(f32(s) * d_a) * d_b);
+        } else {
+            sum = sum + rounded(f32(s) * rounded(d_a * d_b));
+        }
     }
     return sum;
+}
+
+// the byte address of block k (in logical order) of quantized tensor t
+fn block_addr(t: u32, k: u32) -> u32 {
+    let c = coords(t, k * 32u);
+    return pu(t * 12u + 2u) + (c.x / 32u) * tnb(t, 0u) + c.y * tnb(t, 1u) + c.z * tnb(t, 2u) + c.w * tnb(t, 3u);
+}
+
+// DUP / CPY / CONT of a Q4_0 or Q8_0 tensor into one of the same type (CORE-53, profile fixed):
+// thread k copies block k of the source, in logical order, to block k of the destination, byte
+// by byte (merged: blocks share words with their neighbours, at any offset)
+@compute @workgroup_size(64)
+fn k_copy_blocks(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let k = thread(gid, nwg);
+    if (k >= pu(36u)) { return; }
+    let size = select(34u, 18u, ttype(0u) == T_Q4_0);
+    let src = block_addr(1u, k);
+    let dst = block_addr(0u, k);
+    for (var j = 0u; j < size; j++) {
+        let a = dst + j;
+        let sh = (a & 3u) * 8u;
+        mergew(tslot(0u), a / 4u, 0xFFu << sh, ld8(tslot(1u), src + j) << sh);
+    }
+}
+
+// CPY from F32 or F16 into Q4_0 or Q8_0 (CORE-73, CORE-74): thread q fills block q of the
+// contiguous destination from the 32 adjacent source elements it stands for (source row r of
+// ne[0] elements fills the destination's next ne[0] / 32 blocks). Q4_0: max = the first element
+// of largest magnitude, d = max / -8 (as max * -0.125, the same F32 value: a power of two),
+// id = 1 / d, nibble = min(15, trunc(x * id + 8.5)); Q8_0 as above; d stored as F16. Each block
+// is written as 16-bit halves (merged: blocks of 18 bytes share words with their neighbours).
+@compute @workgroup_size(64)
+fn k_quantize(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let q = thread(gid, nwg);
+    if (q >= pu(36u)) { return; }
+    let per_row = tne(1u, 0u) / 32u;
+    let nb0 = tnb(1u, 0u);
+    let src = taddr(1u, coords(1u, (q / per_row) * tne(1u, 0u))) + (q % per_row) * 32u * nb0;
+    var x: array<f32, 32>;
+    for (var j = 0u; j < 32u; j++) { x[j] = ldf(1u, src + j * nb0); }
+    let dst_slot = tslot(0u);
+    var qs: array<u32, 32>; // the block's bytes after d
+    var d: f32;
+    var n_bytes: u32;
+    if (ttype(0u) == T_Q4_0) {
+        var amax = 0.0;
+        var mx = 0.0;
+        for (var j = 0u; j < 32u; j++) {
+            if (abs(x[j]) > amax) { amax = abs(x[j]); mx = x[j]; }
+        }
+        d = mx * -0.125; // -0.0 for an all-zero block, as max / -8 gives
+        var id = 0.0;
+        if (d != 0.0) { id = 1.0 / d; }
+        for (var j = 0u; j < 16u; j++) {
+            let lo = min(15i, i32(rounded(x[j] * id) + 8.5));
+            let hi = min(15i, i32(rounded(x[j + 16u] * id) + 8.5));
+            qs[j] = u32(lo) | (u32(hi) << 4u);
+        }
+        n_bytes = 16u;
+    } else {
+        var amax = 0.0;
+        for (var j = 0u; j < 32u; j++) { amax = max(amax, abs(x[j])); }
+        d = amax / 127.0;
+        var id = 0.0;
+        if (d != 0.0) { id = 1.0 / d; }
+        for (var j = 0u; j < 32u; j++) { qs[j] = u32(i32(round_away(rounded(x[j] * id)))) & 0xFFu; }
+        n_bytes = 32u;
+    }
+    let blk = pu(2u) + q * (n_bytes + 2u);
+    st16(dst_slot, blk, f2h(bitcast<u32>(d)));
+    for (var j = 0u; j < n_bytes; j += 2u) { st16(dst_slot, blk + 2u + j, qs[j] | (qs[j + 1u] << 8u)); }
 }
 
 // a compensated F32 sum (s, c): s + c carries about 48 bits, standing in for the reference's
@@ -352,7 +450,6 @@ fn k_unary(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     stf(0u, taddr(0u, c), r16(g));
 }
 
-const T_Q8_0: u32 = 8u;
 const T_I32: u32 = 20u; // after IQ2_XXS (16), IQ2_XS (17), I8, I16
 
 // GET_ROWS: dst[j, i0, i1, i2] = element j of row b[i0, i1, i2] of table (i1, i2) of a, as F32:

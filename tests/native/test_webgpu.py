@@ -298,6 +298,8 @@ def _run(backend: Any, build_graph: Builder, inputs: list[tuple[int, np.ndarray]
         n = lib.ggspec_nbytes(out)
         got = ffi.new("uint8_t[]", n)
         lib.ggspec_backend_tensor_get(out, got, 0, n)
+        if out_dtype == np.uint8:  # the result's bytes as they are (quantized blocks)
+            return np.frombuffer(bytes(got), dtype=np.uint8)
         shape = [int(x) for x in out.ne][::-1]
         return np.frombuffer(bytes(got), dtype=out_dtype).reshape(shape)
     finally:
@@ -460,8 +462,12 @@ def test_supports_op_refuses_what_has_no_kernel(gpu: Any, noalloc: Any) -> None:
     q8 = lib.ggspec_new_tensor_2d(noalloc, lib.GGSPEC_TYPE_Q8_0, 32, 4)
     assert lib.ggspec_backend_supports_op(gpu, lib.ggspec_add(noalloc, a, a))
     assert lib.ggspec_backend_supports_op(gpu, lib.ggspec_mul_mat(noalloc, q4, a))
-    assert not lib.ggspec_backend_supports_op(gpu, lib.ggspec_mul_mat(noalloc, q8, a))  # no Q8_0 kernel
-    assert not lib.ggspec_backend_supports_op(gpu, lib.ggspec_cpy(noalloc, a, q4))  # no quantizing copy
+    assert lib.ggspec_backend_supports_op(gpu, lib.ggspec_mul_mat(noalloc, q8, a))
+    assert lib.ggspec_backend_supports_op(gpu, lib.ggspec_mul_mat(noalloc, q4, q8))  # b already Q8_0
+    assert not lib.ggspec_backend_supports_op(gpu, lib.ggspec_mul_mat(noalloc, q4, q4))  # b of another type
+    assert lib.ggspec_backend_supports_op(gpu, lib.ggspec_cpy(noalloc, a, q4))
+    assert not lib.ggspec_backend_supports_op(gpu, lib.ggspec_cpy(noalloc, lib.ggspec_transpose(noalloc, a), q4))
+    assert not lib.ggspec_backend_supports_op(gpu, lib.ggspec_cpy(noalloc, q4, q8))  # requantizing
     rows = lib.ggspec_new_tensor_1d(noalloc, I32, 2)
     assert lib.ggspec_backend_supports_op(gpu, lib.ggspec_get_rows(noalloc, q8, rows))
     odd = lib.ggspec_new_tensor_2d(noalloc, lib.GGSPEC_TYPE_Q8_0, 32, 4)
@@ -521,6 +527,89 @@ def test_mul_mat_q4_0_within_the_bound(gpu: Any) -> None:
     av = (a_blocks[0] * a_blocks[1][:, None].astype(np.float64)).reshape(1, 1, rows, k)
     bv = (b_blocks[0] * b_blocks[1][:, None].astype(np.float64)).reshape(1, batches, brows, k)
     bound = mul_mat_atol(GGMLType.Q4_0, av, bv, a_blocks, b_blocks)
+    assert np.all(np.abs(got[0].astype(np.float64) - ref) <= bound[0])
+    assert np.all(np.abs(cpu[0].astype(np.float64) - ref) <= bound[0])
+
+
+def _blocks_to_quantize(src_type: int) -> np.ndarray:
+    """Rows of 2 blocks: random values, a zero block, ties of x * id + 8.5 and of roundf, equal
+    magnitudes of both signs (the first one sets Q4_0's max), subnormal inputs (1 / d finite); F16
+    when the source is F16."""
+    v = randn(3, 4, 64)
+    v[0, 0, :32] = 0.0
+    v[0, 1, :32] = np.tile(np.float32([-8, 8, 4, -4, 1, -1, 0.5, 3]), 4)
+    v[0, 2, 32:] = np.float32(127) * (np.arange(32) % 5 - 2) / np.float32(2)
+    if src_type == F32:  # subnormals, and one value large enough for 1 / d to stay finite
+        v[0, 3, :32] = np.float32(1e-39) * np.arange(32)
+        v[0, 3, 31] = np.float32(1e-36)
+    else:
+        v[0, 3, :32] = np.float32(6e-8) * np.arange(32)
+    return v.astype(np.float16) if src_type == F16 else v
+
+
+@pytest.mark.parametrize("dst", ["Q4_0", "Q8_0"])
+@pytest.mark.parametrize("src_type", [F32, F16])
+def test_quantizing_copies_are_exact(gpu: Any, src_type: int, dst: str) -> None:
+    """CPY from F32 / F16 into Q4_0 / Q8_0 (CORE-49, 73, 74): each source row quantized into the
+    destination's blocks, bytes equal to the reference's quantize_q4_0 / quantize_q8_0 and to
+    native's CPU backend."""
+    from ggspec.reference import quants
+
+    v = _blocks_to_quantize(src_type)
+    quant, size = (quants.quantize_q4_0, 18) if dst == "Q4_0" else (quants.quantize_q8_0, 34)
+    want = quant(v.astype(np.float32).reshape(-1)).reshape(-1)
+    empty = np.zeros((3, 4, 2 * size), dtype=np.uint8)
+    dst_type = getattr(lib, f"GGSPEC_TYPE_{dst}")
+    got, cpu = both(gpu, lambda c, t: lib.ggspec_cpy(c, t[0], t[1]), [(src_type, v), (dst_type, empty)], np.uint8)
+    assert got.tobytes() == want.tobytes()
+    assert cpu.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("type_", ["Q4_0", "Q8_0"])
+def test_quantized_same_type_copies_copy_blocks(gpu: Any, type_: str) -> None:
+    """CORE-53 (profile fixed): CPY into a flat tensor of the same type, and CONT of a view of
+    every other row, copy whole blocks in logical order; against the blocks themselves and
+    native's CPU backend."""
+    size = 18 if type_ == "Q4_0" else 34
+    blocks = rng.integers(0, 256, (6, 3 * size), dtype=np.uint8)  # 6 rows of 3 blocks (96 elements)
+    qt = getattr(lib, f"GGSPEC_TYPE_{type_}")
+    flat = np.zeros((1, 18 * size), dtype=np.uint8)
+    got, cpu = both(gpu, lambda c, t: lib.ggspec_cpy(c, t[0], t[1]), [(qt, blocks), (qt, flat)], np.uint8)
+    assert got.tobytes() == cpu.tobytes() == blocks.tobytes()
+
+    def every_other_row(c: Any, t: list[Any]) -> Any:
+        view = lib.ggspec_view_2d(c, t[0], 96, 3, 2 * t[0].nb[1], t[0].nb[1])  # rows 1, 3, 5
+        return lib.ggspec_cont(c, view)
+
+    got, cpu = both(gpu, every_other_row, [(qt, blocks)], np.uint8)
+    assert got.tobytes() == cpu.tobytes() == blocks[1::2].tobytes()
+
+
+@pytest.mark.parametrize("b_blocks", [False, True])
+@pytest.mark.parametrize("a_type", ["Q4_0", "Q8_0"])
+def test_mul_mat_quantized_within_the_bound(gpu: Any, a_type: str, b_blocks: bool) -> None:
+    """Q4_0 / Q8_0 weights times b: an F32 b quantized to Q8_0 by the kernel (CORE-61/74) or b
+    given as Q8_0 blocks; integer block sums (CORE-76). Expected: the reference's dot products,
+    and native's CPU backend within the same bound."""
+    from ggspec.conformance.engine.approx import dequantized_blocks
+    from ggspec.reference import quants
+
+    k, rows, brows, batches = 32 * 5, 7, 4, 2
+    quant, size = (quants.quantize_q4_0, 18) if a_type == "Q4_0" else (quants.quantize_q8_0, 34)
+    wq = np.stack([quant(r) for r in randn(rows, k)]).reshape(rows, -1)
+    b = randn(batches, brows, k)
+    bq = np.stack([quants.quantize_q8_0(r) for r in b.reshape(-1, k)]).reshape(batches, brows, 5 * 34)
+    b_in = (lib.GGSPEC_TYPE_Q8_0, bq.view(np.uint8)) if b_blocks else (F32, b)
+    got, cpu = both(gpu, lambda c, t: lib.ggspec_mul_mat(c, t[0], t[1]),
+                    [(getattr(lib, f"GGSPEC_TYPE_{a_type}"), wq.view(np.uint8)), b_in])
+    assert got.shape == (1, batches, brows, rows)
+    ref = np.stack([np.stack([quants.vec_dot_q_q8_0(a_type == "Q4_0", wq.reshape(rows, 5, size), row.reshape(5, 34))
+                              for row in bq[i]]) for i in range(batches)])
+    a_blocks = dequantized_blocks(GGMLType[a_type], wq.reshape(-1, size))
+    b_blocks_ = dequantized_blocks(GGMLType.Q8_0, bq.reshape(-1, 34))
+    av = (a_blocks[0] * a_blocks[1][:, None].astype(np.float64)).reshape(1, 1, rows, k)
+    bv = (b_blocks_[0] * b_blocks_[1][:, None].astype(np.float64)).reshape(1, batches, brows, k)
+    bound = mul_mat_atol(GGMLType[a_type], av, bv, a_blocks, b_blocks_)
     assert np.all(np.abs(got[0].astype(np.float64) - ref) <= bound[0])
     assert np.all(np.abs(cpu[0].astype(np.float64) - ref) <= bound[0])
 

@@ -145,6 +145,27 @@ def test_a_mock_reading_of_a_real_device_is_not_observable_and_the_data_is_still
         mock_reading(missing)
 
 
+@pytest.mark.parametrize("case", ["mul of F16", "cpy to Q8_0 from a transposed source", "get_rows of an I16 table"])
+def test_a_cpu_code_gap_refused_by_webgpu_is_recorded_alike_on_both_sides(monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    """ops.unimplemented_cases_abort on the WebGPU device: a graph the CPU code does not implement
+    (CORE-49) is refused by webgpu.c and by the reference's WebGPU shape alike (DeviceRefused,
+    recorded by the check), so the example is judged, not `unsupported`."""
+    _require_webgpu()
+    from ggspec.conformance.engine.differential import Example, judge, run_on_reference, run_on_target
+    from ggspec.conformance.engine.runner import load_checks
+    from ggspec.conformance.inputs.strategies import Placement
+    from ggspec.reference.clauses import Profile
+
+    monkeypatch.setenv("GGSPEC_DEVICE", "webgpu")
+    chk = load_checks()["ops.unimplemented_cases_abort"]
+    args = {"case": case, "where": Placement("vdev", VDevParams(name="Dev0")), "seed": 1}
+    exp = run_on_reference(chk, args, Profile.FIXED)
+    act = run_on_target(chk, args, "native", Profile.FIXED, expect_death=False)
+    assert (exp.ending, exp.observations) == ("ok", [("refused by the device", True)])
+    assert (act.ending, act.observations) == ("ok", exp.observations), act.detail
+    judge(Example(chk, args, exp, act))
+
+
 _COPY_BETWEEN = """
 import sys
 from ggspec.conformance.adapters import make_target
