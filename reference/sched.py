@@ -197,7 +197,8 @@ def accepting(sched: Sched, node: Tensor, talloc: Tallocr | None) -> Tallocr | N
     the backend's known answer instead (`Backend.known_answer`, no entry call); a backend
     without one is not attributed. Erratum (profile fixed): the entry is asked, as the
     correction does, and a refused node goes to the highest-priority backend that accepts it
-    instead; when none does, `talloc` stands.
+    instead; when none does, `talloc` stands. The call itself, whatever it answers, is one
+    rc.8 never makes (`World.errata_calls`).
     """
     if talloc is None or not _computes(node):
         return talloc
@@ -206,6 +207,7 @@ def accepting(sched: Sched, node: Tensor, talloc: Tallocr | None) -> Tallocr | N
         if backend.known_answer is not None and not backend.known_answer(node):
             sched.world.errata_taken.add("SCHED-33")
         return talloc
+    sched.world.errata_calls.add("SCHED-33")
     if backend_supports_op(backend, node):
         return talloc
     sched.world.errata_taken.add("SCHED-33")

@@ -128,6 +128,9 @@ class World:
     #: behaviour errata whose rc8 and fixed branches the model has reached (SCHED-33, say):
     #: the suite blames a difference on one of them when the other profile explains it
     errata_taken: set[str] = field(default_factory=set)
+    #: errata whose correction (profile fixed) made calls rc.8 never makes, whatever came of
+    #: them (SCHED-33's supports_op): the suite's entry-log judge lets those calls through
+    errata_calls: set[str] = field(default_factory=set)
     #: how many context memory pools have been handed out (`context_memory`)
     context_pools: int = 0
 

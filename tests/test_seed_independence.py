@@ -148,3 +148,30 @@ def test_eager_inputs_difference_is_blamed_on_alloc_20() -> None:
     assert fixed.entry_log != rc8.entry_log
     assert "ALLOC-20" in fixed.errata & rc8.errata
     assert erratum_behind(Example(chk, args, fixed, rc8), Profile.FIXED) == "ALLOC-20"
+
+
+def test_a_scenario_that_reads_the_profile_is_blamed_on_the_erratum_it_meets(rc8_available: None) -> None:
+    """Seed 3 drew this: a device refusing MUL_MAT, weights on it. Profile fixed asks supports_op
+    (SCHED-33) and sends mm to the CPU; rc.8 keeps it on the device, where pass 2.2 then decides
+    `c`. sched._pass_check records the tensors its pass decides *under the run's profile*, so
+    rc.8's run under fixed cannot agree with the rc8 reference on that observation: the target is
+    run again under rc8, agrees, and the difference (fixed's supports_op calls in the entry log)
+    is SCHED-33's, not SCHED-9's."""
+    from ggspec.conformance.engine.differential import Example, erratum_behind, judge, run_on_target
+    from ggspec.conformance.errors import Mismatch
+    from ggspec.conformance.strategies import GraphSpec, Leaf, Node, SchedCase, SchedGraph, SchedSetup
+    from ggspec.reference.types import Op
+    from ggspec.reference.vdev import ALL_OPS, VDevParams
+
+    load_checks()
+    chk = CHECKS["sched.pass2_devices_down"]
+    spec = GraphSpec(leafs=(Leaf("w", 1, (4, 4), 0, weights=True, seed=1), Leaf("x", 0, (4, 1), 1, seed=2)),
+                     nodes=(Node("mm", "mul_mat", ("w", "x")), Node("c", "cont", ("mm",))), outputs=("c",))
+    args = {"case": SchedCase(SchedSetup((VDevParams(name="GPU0", ops=ALL_OPS - {Op.MUL_MAT}),)), SchedGraph(spec, ()))}
+    expected = run_on_reference(chk, args, Profile.FIXED)
+    actual = run_on_target(chk, args, "rc8", Profile.FIXED, expect_death=True)
+    ex = Example(chk, args, expected, actual)
+    with pytest.raises(Mismatch, match="entry logs"):  # fixed's supports_op calls
+        judge(ex)
+    assert erratum_behind(ex, Profile.FIXED) is None  # judged against the rc8 reference as it ran
+    assert erratum_behind(ex, Profile.FIXED, "rc8") == "SCHED-33"
