@@ -295,7 +295,8 @@ _PINNED_0_0_37: list[tuple[str, dict[str, Any]]] = [
         "again": 0}),
 ]
 
-# ggml-python 0.0.37 (`--seed 1`, default size): its ggml_backend_graph_compute is graph_compute_async then
+# ggml-python 0.0.31 to 0.0.37 (seen on 0.0.37, `--seed 1`, default size; the same lines in each sdist's
+# ggml-backend.c): ggml_backend_graph_compute is graph_compute_async then
 # ggml_backend_synchronize, so every compute on a device logs one synchronize more than rc.8's; its
 # tensor_copy_async takes both backends and calls the destination's cpy_tensor_async without
 # asking supports_backend. Each check below, on the smallest device (VDEV_PLAIN), shows it.
@@ -304,7 +305,12 @@ _PINNED_0_0_37: list[tuple[str, dict[str, Any]]] = [
 VDEV_PLAIN = _vdev(alignment=1, async_entries=False, buffer_cpy_tensor=False, cpy_tensor_async=False)
 ON_VDEV_PLAIN = Placement("vdev", VDEV_PLAIN)
 
-#: ggml-python 0.0.37: (check, args)
+#: the builds whose graph_compute synchronizes (and whose copy_async takes two backends)
+SYNC_BUILDS = tuple(f"ggml-python-0.0.{v}" for v in range(31, 38))
+#: the builds of 0.0.27's ggml-alloc rewrite (the linear tallocr that alloc_ctx_tensors uses)
+REWRITE_BUILDS = tuple(f"ggml-python-0.0.{v}" for v in range(27, 38))
+
+#: ggml-python 0.0.31 to 0.0.37: (check, args)
 _PINNED_0_0_37_SYNC: list[tuple[str, dict[str, Any]]] = [
     ("copy.copy_async_queues_a_device_copy", {
         "route": CopyRoute("vdev", "vdev", same_device=True, same_buffer=False,
@@ -338,14 +344,15 @@ _PINNED_0_0_37_SYNC: list[tuple[str, dict[str, Any]]] = [
     ("ops.scale_computes", {"a": TensorSpec(F32, (1,)), "s": 0.0, "where": ON_VDEV_PLAIN, "seed": 0, "spread": 0}),
 ]
 
-# ggml-python 0.0.27's rewrite of ggml-alloc, in the later builds (`--seed 1`, default size): graph_copy places
+# ggml-python 0.0.27's rewrite of ggml-alloc, in 0.0.27 to 0.0.37 (seen on 0.0.30 and 0.0.37, `--seed 1`, default
+# size; the same code in each sdist): graph_copy places
 # the device's copy with alloc_ctx_tensors, whose linear tallocr never resets the buffer and asks
 # get_base for every tensor, so the device's entry log differs from rc.8's once the device
 # computes its own copy (reach=True).
 
 #: (check, the builds whose file lists it, args)
 _PINNED_REWRITE: list[tuple[str, tuple[str, ...], dict[str, Any]]] = [
-    ("graphcompute.backends_compute_in_their_memory", ("ggml-python-0.0.30", "ggml-python-0.0.37"), {
+    ("graphcompute.backends_compute_in_their_memory", REWRITE_BUILDS, {
         "dst": ON_VDEV_PLAIN,
         "spec": replace(GELU_GRAPH, graph_size=256), "reach": True}),
 ]
@@ -363,7 +370,7 @@ VERSION_DIFFERENCES: list[tuple[str, tuple[str, ...], dict[str, Any]]] = [
     ("core.init_aborts_without_its_pool", tuple(f"ggml-python-0.0.{v}" for v in range(26, 38)),
      {"mem_size": 18446744073709551600}),
     *((name, ("ggml-python-0.0.36", "ggml-python-0.0.37"), args) for name, args in _PINNED_0_0_37),
-    *((name, ("ggml-python-0.0.37",), args) for name, args in _PINNED_0_0_37_SYNC),
+    *((name, SYNC_BUILDS, args) for name, args in _PINNED_0_0_37_SYNC),
     *_PINNED_REWRITE]
 
 for _name, _targets, _args in VERSION_DIFFERENCES:
