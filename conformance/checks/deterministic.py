@@ -363,16 +363,6 @@ _ALSO: dict[str, tuple[str, ...]] = {"sched.copies_of_inputs_with_long_names": (
          "tdata.view_init_into_another_buffer": tuple(f"ggml-python-0.0.{v}" for v in (25, 27, 28, 29, 30)),
          "copy.copy_async_falls_back_to_copy": ("ggml-python-0.0.25",)}
 
-#: 0.0.26's pinned scheduler examples on 0.0.25, which keeps erratum SCHED-33 (no supports_op
-#: question), a difference under profile fixed that the run reports on the check's own clauses
-_SCHED_33_ON_0_0_25 = ("assignments_after_a_compute", "construction_and_measure", "cpu_first_device_last",
-                       "fixture_copies", "fixture_inputs", "fixture_outputs", "fixture_plan",
-                       "n_splits_of_the_last_split", "node_assignments", "pass1_preallocated_and_weights",
-                       "pass2_any_down", "pass2_any_up", "pass2_devices_down", "pass2_devices_up", "reset_forgets",
-                       "small_scope_sampled")
-for _check in _SCHED_33_ON_0_0_25:
-    _ALSO[f"sched.{_check}"] = ("ggml-python-0.0.25",)
-
 #: (check, the builds whose known-failures file lists the difference, args)
 VERSION_DIFFERENCES: list[tuple[str, tuple[str, ...], dict[str, Any]]] = [
     *((name, ("ggml-python-0.0.26", *_ALSO.get(name, ())), args) for name, args in _PINNED_0_0_26
@@ -383,9 +373,7 @@ VERSION_DIFFERENCES: list[tuple[str, tuple[str, ...], dict[str, Any]]] = [
      {"mem_size": 18446744073709551600}),
     *((name, ("ggml-python-0.0.36", "ggml-python-0.0.37"), args) for name, args in _PINNED_0_0_37),
     *((name, SYNC_BUILDS, args) for name, args in _PINNED_0_0_37_SYNC),
-    *_PINNED_REWRITE,
-    # ... and on compute_copies_then_runs, whose 0.0.26 pin (a lazy device) does not show it on 0.0.25
-    ("sched.compute_copies_then_runs", ("ggml-python-0.0.25",), {"case": _case(MUL_MAT_GRAPH)})]
+    *_PINNED_REWRITE]
 
 for _name, _targets, _args in VERSION_DIFFERENCES:
     if _args not in CHECKS[_name].examples:  # a check's own @example is not given twice
