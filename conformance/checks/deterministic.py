@@ -342,6 +342,8 @@ _PINNED_0_0_37_SYNC: list[tuple[str, dict[str, Any]]] = [
     ("ops.quantized_dot_products", {"type_": Q4_0, "blocks": 1, "m": 1, "n": 1, "b_blocks": False,
                                     "where": ON_VDEV_PLAIN, "seed": 0, "spread": 0}),
     ("ops.scale_computes", {"a": TensorSpec(F32, (1,)), "s": 0.0, "where": ON_VDEV_PLAIN, "seed": 0, "spread": 0}),
+    ("ops.soft_max_computes", {"shapes": ((1, 1, 1, 1), None), "scale": 1.0, "masked": 0, "where": ON_VDEV_PLAIN,
+                               "seed": 0, "spread": 0}),  # seen on 0.0.31
 ]
 
 # ggml-python 0.0.27's rewrite of ggml-alloc, in 0.0.27 to 0.0.37 (seen on 0.0.30 and 0.0.37, `--seed 1`, default
