@@ -360,10 +360,11 @@ _PINNED_REWRITE: list[tuple[str, tuple[str, ...], dict[str, Any]]] = [
 ]
 
 #: pinned for 0.0.26 and listed by later files too: check -> those builds
-_ALSO: dict[str, tuple[str, ...]] = {"sched.copies_of_inputs_with_long_names": ("ggml-python-0.0.30", *SYNC_BUILDS),
-         "sched.allocation_graph": SYNC_BUILDS[:-1],
-         "tdata.view_init_into_another_buffer": tuple(f"ggml-python-0.0.{v}" for v in (25, 27, 28, 29, 30)),
-         "copy.copy_async_falls_back_to_copy": ("ggml-python-0.0.25",)}
+_ALSO: dict[str, tuple[str, ...]] = {
+    "sched.copies_of_inputs_with_long_names": ("ggml-python-0.0.27", "ggml-python-0.0.30", *SYNC_BUILDS),
+    "sched.allocation_graph": SYNC_BUILDS[:-1],
+    "tdata.view_init_into_another_buffer": tuple(f"ggml-python-0.0.{v}" for v in (25, 27, 28, 29, 30)),
+    "copy.copy_async_falls_back_to_copy": ("ggml-python-0.0.25",)}
 
 #: (check, the builds whose known-failures file lists the difference, args)
 VERSION_DIFFERENCES: list[tuple[str, tuple[str, ...], dict[str, Any]]] = [
