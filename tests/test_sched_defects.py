@@ -1,109 +1,11 @@
-"""The scheduler checks catch real defects: native builds with one planted scheduler defect
-each (native/src/sched.c, `GGSPEC_DEFECT_SCHED_*`) fail the clause the defect breaks, and
-hypothesis shrinks the failing example to a graph of at most 6 nodes.
-
-- `GGSPEC_DEFECT_SCHED_PASS2`: pass 2.1 spreads the lowest-priority backend too: one of
-  SCHED-8 to SCHED-11 fails;
-- `GGSPEC_DEFECT_SCHED_DEDUP`: a split lists an input once per use: SCHED-17 fails;
-- `GGSPEC_DEFECT_SCHED_EVAL_BATCH`: with an eval callback, each range's last node is never
-  computed: SCHED-24 fails.
-
-Each variant runs every scheduler check (a fixed seed, 25 examples a check); no other
-scheduler clause may fail, so a defect is blamed on the clause it breaks.
-"""
+"""The scheduler checks catch real defects (tests/sched_defects.py; one test file per planted
+defect: tests/test_sched_defect_pass2.py, _dedup.py, _eval_batch.py, so that pytest-xdist runs
+them on different workers). Here: the same checks under the same seed pass on the default build,
+and the failures' reproducers parse."""
 
 from __future__ import annotations
 
-import re
-from typing import Any
-
-import pytest
-from ggspec.conformance.engine.registry import CHECKS
-from ggspec.conformance.engine.results import CheckResult, RunConfig
-from ggspec.conformance.engine.runner import load_checks, run_check
-from ggspec.conformance.inputs.strategies import SchedCase
-from ggspec.native.build import build_variant
-from ggspec.reference.clauses import Profile
-
-load_checks()
-
-SEED = 20261130
-EXAMPLES = 25
-MAX_SHRUNK_NODES = 6
-
-#: defect -> the clauses it breaks (at least one must fail, no other scheduler clause may)
-DEFECTS = {
-    "GGSPEC_DEFECT_SCHED_PASS2": {"SCHED-8", "SCHED-9", "SCHED-10", "SCHED-11"},
-    "GGSPEC_DEFECT_SCHED_DEDUP": {"SCHED-17"},
-    "GGSPEC_DEFECT_SCHED_EVAL_BATCH": {"SCHED-24"},
-}
-
-#: what a defect may also be seen through: a wrong pass 2 changes every later decision of the
-#: scheduler (passes 3 and 4, each split's inputs and copies, what is queued on each device, the
-#: fallback's plan), so the whole-plan checks of those clauses see it too (the fixtures' plan
-#: check also names pass 1, SCHED-7).
-#: Since the harness compares the virtual devices' entry logs (judge_entry_logs), a defect is
-#: also seen, truly, by any check whose run makes the device calls the defect changes (seen with
-#: seed 20261130): under PASS2 the fallback's spread changes the supports_op calls and the
-#: splits, so SCHED-25's callback run and SCHED-32's weights run log other entries; under DEDUP
-#: a split copies a repeated input once per use, an extra set_tensor_async on the device's log
-#: of every check that computes such a graph; under EVAL_BATCH a range's graph_compute holds one
-#: node less (an empty range computes none), which SCHED-25's callback run logs too.
-DOWNSTREAM = {
-    "GGSPEC_DEFECT_SCHED_PASS2": {"SCHED-7", "SCHED-12", "SCHED-13", "SCHED-17", "SCHED-19", "SCHED-22", "SCHED-38",
-                                  "SCHED-25", "SCHED-32"},
-    "GGSPEC_DEFECT_SCHED_DEDUP": {"SCHED-7", "SCHED-8", "SCHED-9", "SCHED-10", "SCHED-11", "SCHED-12", "SCHED-13",
-                                  "SCHED-19", "SCHED-20", "SCHED-21", "SCHED-22", "SCHED-24", "SCHED-25", "SCHED-26",
-                                  "SCHED-30", "SCHED-32"},
-    "GGSPEC_DEFECT_SCHED_EVAL_BATCH": {"SCHED-25"},
-}
-
-
-def shrunk_case(detail: str) -> SchedCase | None:
-    """The SchedCase of a failure's reproducer (None when the check draws no SchedCase)."""
-    found = re.search(r"args=(\{.*\})\)\nEOF", detail, re.DOTALL)
-    assert found is not None, f"no reproducer in:\n{detail}"
-    namespace: dict[str, Any] = {}
-    exec("from ggspec.conformance.strategies import *\nfrom ggspec.reference.vdev import *\n"  # noqa: S102
-         "from ggspec.conformance.sched_scope import ScopeCase", namespace)
-    args = eval(found.group(1), namespace)  # noqa: S307 - our own reproducer text
-    cases = [v if isinstance(v, SchedCase) else SchedCase(v.setup, v.graph)
-             for v in args.values() if isinstance(v, SchedCase) or type(v).__name__ == "ScopeCase"]
-    return cases[0] if cases else None
-
-
-@pytest.fixture(scope="module", params=sorted(DEFECTS))
-def variant(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
-    define: str = request.param
-    module = "ggspec_native_" + define.lower()
-    out = tmp_path_factory.mktemp(module)
-    build_variant(module, str(out), defines=[define])
-    return define, f"native:{out}:{module}"
-
-
-def run_sched_checks(target: str) -> list[CheckResult]:
-    cfg = RunConfig(target, Profile.FIXED, max_examples=EXAMPLES, seed=SEED, c_reproducers=False)
-    return [run_check(CHECKS[name], cfg) for name in sorted(CHECKS) if name.startswith("sched.")]
-
-
-def test_defect_is_caught_where_it_is_and_shrunk(variant: tuple[str, str]) -> None:
-    define, target = variant
-    results = run_sched_checks(target)
-    failing = [r for r in results if r.status != "pass"]
-    failing_clauses = {c for r in failing for c in r.clauses}
-    broken = DEFECTS[define]
-    assert failing_clauses & broken, f"{define} went unnoticed: {[r.check for r in failing]}"
-    # caught where it is: some failing check covers only the broken clauses
-    assert any(set(r.clauses) <= broken for r in failing), (define, [(r.check, r.clauses) for r in failing])
-    allowed = broken | DOWNSTREAM[define]
-    assert failing_clauses <= allowed, (f"{define} is blamed on more than {sorted(allowed)}: "
-                                        + "\n".join(f"{r.check} {r.clauses}: {r.detail[:600]}" for r in failing))
-    for r in failing:  # the checks of the broken clauses shrink it (downstream checks may not)
-        if not set(r.clauses) & broken:
-            continue
-        case = shrunk_case(r.detail)
-        if case is not None:
-            assert len(case.graph.spec.nodes) <= MAX_SHRUNK_NODES, (r.check, case.graph.spec.nodes)
+from sched_defects import run_sched_checks, shrunk_case
 
 
 def test_the_default_build_passes_those_checks() -> None:
