@@ -7,10 +7,11 @@ the checks, tested directly. The rc.8 part skips only where rc.8 cannot be fetch
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from ggspec.conformance.adapters import make_target
-from ggspec.conformance.adapters.rc8 import CannotFetch
 from ggspec.conformance.checks._graphs import Scene, record_graph, run_spec
 from ggspec.conformance.engine.approx import Approx, decode, mul_mat_atol
 from ggspec.conformance.engine.registry import CHECKS, Recorder
@@ -140,11 +141,8 @@ def test_norm_sums_start_from_positive_zero() -> None:
 
 
 @pytest.fixture(scope="module")
-def rc8_available() -> None:
-    try:
-        make_target("rc8")
-    except CannotFetch as exc:
-        pytest.skip(f"rc.8 cannot be fetched here: {exc}")
+def rc8_available(rc8_or_skip: Any) -> None:
+    rc8_or_skip.target()
 
 
 RC8_CHECKS = (

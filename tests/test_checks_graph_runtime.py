@@ -5,10 +5,11 @@ methods, tested directly. The rc.8 part skips only where rc.8 cannot be fetched.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from ggspec.conformance.adapters import make_target
 from ggspec.conformance.adapters.external import ExternalTarget
-from ggspec.conformance.adapters.rc8 import CannotFetch
 from ggspec.conformance.engine.differential import run_on_reference, run_on_target
 from ggspec.conformance.engine.registry import CHECKS
 from ggspec.conformance.engine.results import RunConfig, verdicts
@@ -149,11 +150,8 @@ def test_alloc7_measured_size_too_small_under_rc8_only() -> None:
 
 
 @pytest.fixture(scope="module")
-def rc8() -> ExternalTarget:
-    try:
-        target = make_target("rc8")
-    except CannotFetch as exc:
-        pytest.skip(f"rc.8 cannot be fetched here: {exc}")
+def rc8(rc8_or_skip: Any) -> ExternalTarget:
+    target = rc8_or_skip.target()
     assert isinstance(target, ExternalTarget)
     return target
 

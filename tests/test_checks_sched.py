@@ -10,6 +10,8 @@ prints its reproducer.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from ggspec.conformance.engine.differential import run_on_target
 from ggspec.conformance.engine.registry import CHECKS
@@ -71,20 +73,8 @@ def test_projections_blank_the_same_parts_on_both_kinds_of_plan() -> None:
     assert FULL.public().project(nodes=False, ranges=False, copies=False, causes=False) == inputs_only
 
 
-def _available(target: str) -> None:
-    """Skip where the rc.8 build cannot be fetched (no npm or network), as tests/test_external.py does."""
-    if target == "rc8":
-        from ggspec.conformance.adapters import make_target
-        from ggspec.conformance.adapters.rc8 import CannotFetch
-
-        try:
-            make_target("rc8")
-        except CannotFetch as exc:
-            pytest.skip(f"rc.8 cannot be fetched here: {exc}")
-
-
 @pytest.mark.parametrize("target", ["reference", "native", "rc8"])
-def test_lazy_device_reads_reused_memory(target: str) -> None:
+def test_lazy_device_reads_reused_memory(target: str, rc8_or_skip: Any) -> None:
     """The finding of SCHED-22: a CPU result copied to a lazy device with set_async is read
     only at the next synchronize; by then the allocator has given its memory to a later CPU
     node, and the device computes with that node's values. An eager device gets it right."""
@@ -95,7 +85,7 @@ def test_lazy_device_reads_reused_memory(target: str) -> None:
     from ggspec.conformance.inputs.strategies import SchedCase, SchedGraph, SchedSetup
     from ggspec.conformance.target import VDevParams
 
-    _available(target)
+    rc8_or_skip.target(target)  # rc.8 fetched (or skipped); the others always there
     spec = GraphSpec(
         (Leaf("w", 0, (4, 4), 1, weights=True, seed=1), Leaf("w2", 0, (4, 4), 1, weights=True, seed=5),
          Leaf("x", 0, (4, 1), 1, seed=2)),
@@ -125,7 +115,7 @@ SHORT = GraphSpec(
 
 
 @pytest.mark.parametrize("target", ["reference", "native", "rc8"])
-def test_measured_size_can_fall_short(target: str) -> None:
+def test_measured_size_can_fall_short(target: str, rc8_or_skip: Any) -> None:
     """The finding of SCHED-29: init_measure on one build of SHORT, graph_compute on a second
     build of the same graph: under rc.8 (profile rc8) the device's buffer, of exactly the measured size, is too small
     (the measuring allocator placed `mul7` after the exhausted range, the real one before it)."""
@@ -133,7 +123,7 @@ def test_measured_size_can_fall_short(target: str) -> None:
     from ggspec.conformance.inputs.strategies import SchedCase, SchedGraph, SchedSetup
     from ggspec.conformance.target import VDevParams
 
-    _available(target)
+    rc8_or_skip.target(target)  # rc.8 fetched (or skipped); the others always there
     case = SchedCase(SchedSetup((VDevParams(name="GPU0"),)), SchedGraph(SHORT))
     assert not C.fits_measured_buffers(case.setup, case.graph)
     assert C._fits_measured_buffers(case.setup, case.graph, Profile.FIXED)  # erratum ALLOC-7 corrected

@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from ggspec.conformance.adapters import default_profile, make_target
@@ -32,11 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
-def rc8() -> ExternalTarget:
-    try:
-        target = make_target("rc8")
-    except CannotFetch as exc:
-        pytest.skip(f"rc.8 cannot be fetched here: {exc}")
+def rc8(rc8_or_skip: Any) -> ExternalTarget:
+    target = rc8_or_skip.target()
     assert isinstance(target, ExternalTarget)
     return target
 

@@ -9,11 +9,9 @@ that fails.
 
 from __future__ import annotations
 
-import os
+from typing import Any
 
 import pytest
-from ggspec.conformance.adapters import make_target
-from ggspec.conformance.adapters.rc8 import CannotFetch
 from ggspec.conformance.engine.registry import CHECKS
 from ggspec.conformance.engine.results import RunConfig
 from ggspec.conformance.engine.runner import load_checks, run_check
@@ -37,13 +35,8 @@ NAMES = (
 
 
 @pytest.fixture(scope="module")
-def rc8_available() -> None:
-    try:
-        make_target("rc8")
-    except CannotFetch as exc:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI=true but rc.8 cannot be fetched: {exc}")
-        pytest.skip(f"rc.8 cannot be fetched here: {exc}")
+def rc8_available(rc8_or_skip: Any) -> None:
+    rc8_or_skip.target()
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -10,11 +10,12 @@ registry is missing, CannotFetch).
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from ggspec.conformance.adapters import default_profile, make_target
+from ggspec.conformance.adapters import default_profile
 from ggspec.conformance.engine.results import RunConfig, verdicts
 from ggspec.conformance.engine.runner import load_checks, run_all
-from ggspec.conformance.errors import CannotFetch
 
 SEED = 20261201
 
@@ -33,12 +34,8 @@ def _run(target: str) -> tuple[dict[str, tuple[str, int]], dict[str, tuple[str, 
 
 
 @pytest.mark.parametrize("target", ["native", "rc8"])
-def test_two_runs_of_one_seed_agree(target: str) -> None:
-    if target == "rc8":
-        try:
-            make_target("rc8")
-        except CannotFetch as exc:
-            pytest.skip(f"rc.8 cannot be fetched here: {exc}")
+def test_two_runs_of_one_seed_agree(target: str, rc8_or_skip: Any) -> None:
+    rc8_or_skip.target(target)
     first, second = _run(target), _run(target)
     assert len(first[0]) == len(_sample()) and first[1]
     assert first == second

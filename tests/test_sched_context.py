@@ -7,11 +7,9 @@ Skips the rc.8 part where rc.8 cannot be fetched, except under CI=true, where th
 
 from __future__ import annotations
 
-import os
+from typing import Any
 
 import pytest
-from ggspec.conformance.adapters import make_target
-from ggspec.conformance.adapters.rc8 import CannotFetch
 from ggspec.conformance.engine.registry import CHECKS
 from ggspec.conformance.engine.results import RunConfig
 from ggspec.conformance.engine.runner import load_checks, run_check, run_check_here
@@ -61,13 +59,8 @@ def test_the_check_runs_only_at_size_thorough() -> None:
     assert result.detail.startswith("runs only at --size thorough: its two graphs of 32,752 and 32,753 nodes")
 
 
-def test_the_check_passes_on_rc8_which_crashes_at_32753_nodes() -> None:
-    try:
-        make_target("rc8")
-    except CannotFetch as exc:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI=true but rc.8 cannot be fetched: {exc}")
-        pytest.skip(f"rc.8 cannot be fetched here: {exc}")
+def test_the_check_passes_on_rc8_which_crashes_at_32753_nodes(rc8_or_skip: Any) -> None:
+    rc8_or_skip.target()
     result = run_check(CHECKS[CHECK], RunConfig("rc8", Profile.RC8, size="thorough", seed=4, c_reproducers=False))
     assert result.status == "pass", result.detail
     assert result.ub["SCHED-40"][0] == "confirmed", result.ub

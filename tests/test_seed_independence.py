@@ -11,10 +11,9 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from ggspec.conformance.adapters import make_target
-from ggspec.conformance.adapters.rc8 import CannotFetch
 from ggspec.conformance.checks.deterministic import EXAMPLES
 from ggspec.conformance.engine.differential import run_on_reference
 from ggspec.conformance.engine.registry import CHECKS
@@ -81,11 +80,8 @@ def test_every_erratum_has_an_example() -> None:
 
 
 @pytest.fixture(scope="module")
-def rc8_available() -> None:
-    try:
-        make_target("rc8")
-    except CannotFetch as exc:
-        pytest.skip(f"rc.8 cannot be fetched here: {exc}")
+def rc8_available(rc8_or_skip: Any) -> None:
+    rc8_or_skip.target()
 
 
 def _five_seed_run() -> tuple[dict[int, list[str]], dict[str, str]]:
