@@ -89,6 +89,21 @@ def _one_build_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]
         os.environ.pop("GGSPEC_BUILD_CACHE", None)
 
 
+@pytest.fixture(autouse=True)
+def _native_module_put_back() -> Iterator[None]:
+    """$GGSPEC_NATIVE_MODULE after each test as it was before: making a `native:DIR:MODULE`
+    target sets it in the process that makes it (conformance/adapters/native.py), so a test that
+    makes a variant's target in the test process itself (tests/test_sched_exhaustive.py's PASS2
+    variant) handed that variant, as `native`, to every later test of its xdist worker (seen when
+    the order of the files changed: tests/test_checks_sched.py's native checks failed as PASS2)."""
+    before = os.environ.get("GGSPEC_NATIVE_MODULE")
+    yield
+    if before is None:
+        os.environ.pop("GGSPEC_NATIVE_MODULE", None)
+    else:
+        os.environ["GGSPEC_NATIVE_MODULE"] = before
+
+
 class Rc8OrSkip:
     """rc.8 for a test (the `rc8_or_skip` fixture): fetched with npm and built in the user's cache
     as needed (conformance/adapters/rc8.py). Where it cannot be fetched or built here
