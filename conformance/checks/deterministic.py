@@ -22,7 +22,7 @@ from ..inputs.graphspec import GraphSpec, Leaf, Node
 from ..inputs.sched_scope import ScopeCase
 from ..inputs.strategies import CopyRoute, Placement, SchedCase, SchedGraph, SchedSetup, TensorSpec, ViewSpec
 from ..target import VDevParams
-from . import alloc, copy, core, graph, graphcompute, ops, sched, tdata  # noqa: F401 - the checks must be registered first
+from . import alloc, backend, copy, core, graph, graphcompute, ops, sched, tdata  # noqa: F401 - the checks must be registered first
 
 F32, F16, Q4_0, I32 = int(GGMLType.F32), int(GGMLType.F16), int(GGMLType.Q4_0), int(GGMLType.I32)
 CPU = Placement("cpu")
@@ -289,6 +289,8 @@ _PINNED_0_0_37: list[tuple[str, dict[str, Any]]] = [
                           ("n1",)),
         "cut": (0, 0)}),
     ("ops.soft_max_keeps_mask_and_scale", {"shapes": ((1, 2, 1, 1), (1, 1)), "ext": True, "scale": 0.0, "memory": False}),
+    # ... and both dropped GGML_OP_ALIBI: a node given rc.8's ALIBI number is a CLAMP there
+    ("backend.supports_op_is_the_entry", {"ops": frozenset(), "asked": [Op.ALIBI]}),
     ("graph.graph_clear_empties_the_graph", {
         "spec": GraphSpec((Leaf("in0", F32, (4, 2, 1, 2), 0), Leaf("mask1", F32, (4,), 0, seed=1)),
                           (Node("n0", "soft_max_ext", ("in0", "mask1"), (1.0,)),), ("n0",)),
