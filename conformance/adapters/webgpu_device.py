@@ -122,8 +122,9 @@ def webgpu_supports_op(op: Tensor) -> bool:
                      or (a.type in quantized and _adjacent_blocks(a)
                          and (b.type == _F32 or (b.type == _Q8_0 and _adjacent_blocks(b))))))
     if op.op == Op.GET_ROWS:
-        table = a.type in (_F32, _I32, _F16) or (a.type in (_Q4_0, _Q8_0) and a.ne[0] % 32 == 0)
-        return (table and a.nb[0] == type_size(a.type) and b is not None and b.type == _I32 and b.ne[3] == 1
+        table = ((a.type in (_F32, _I32, _F16) and a.nb[0] == type_size(a.type))
+                 or (a.type in quantized and _adjacent_blocks(a)))
+        return (table and b is not None and b.type == _I32 and b.ne[3] == 1
                 and op.type == (_I32 if a.type == _I32 else _F32))
     if op.op == Op.NORM:
         return a.type == _F32 and op.type == _F32

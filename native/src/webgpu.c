@@ -931,9 +931,10 @@ static bool wg_supports_op(backend_t backend, const tensor_t * op) {
                     (is_quantized(a->type) && adjacent_blocks(a) &&
                      (b->type == T_F32 || (b->type == T_Q8_0 && adjacent_blocks(b)))));
         case VDU(OP_GET_ROWS): { /* rows of adjacent elements (whole blocks) by I32 indices, at most 3-D */
-            const bool table = a->type == T_F32 || a->type == T_I32 || a->type == T_F16 ||
-                               ((a->type == T_Q4_0 || a->type == T_Q8_0) && a->ne[0] % 32 == 0);
-            return table && a->nb[0] == VD(type_size)(a->type) && b != NULL && b->type == T_I32 && b->ne[3] == 1 &&
+            const bool table = ((a->type == T_F32 || a->type == T_I32 || a->type == T_F16) &&
+                                a->nb[0] == VD(type_size)(a->type)) ||
+                               (is_quantized(a->type) && adjacent_blocks(a));
+            return table && b != NULL && b->type == T_I32 && b->ne[3] == 1 &&
                    op->type == (a->type == T_I32 ? T_I32 : T_F32);
         }
         case VDU(OP_NORM):
