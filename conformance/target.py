@@ -11,6 +11,7 @@ using that method report `unsupported` (not a failure) and the rest run.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -31,6 +32,17 @@ __all__ = ["GraphCopyResult", "GraphInfo", "Handle", "MissingSymbol", "NeedsPris
 IN_SHARED_WORKER: ContextVar[bool] = ContextVar("IN_SHARED_WORKER", default=False)
 
 Handle = Any
+
+#: the environment variable `ggspec check --device` sets for the run; forked workers inherit it
+#: (adapters/webgpu_device.py gives a target the WebGPU device where it says `webgpu`)
+DEVICE_ENV = "GGSPEC_DEVICE"
+DEVICES = ("vdev", "webgpu")
+
+
+def selected_device() -> str:
+    """The device of this run: `$GGSPEC_DEVICE`, default `vdev`."""
+    return os.environ.get(DEVICE_ENV) or "vdev"
+
 
 
 def device_labels(devices: Sequence[tuple[str, Any]]) -> list[tuple[str, Any]]:

@@ -549,12 +549,20 @@ def _copy_rows_rc8(mem: Memory, src: Tensor, dst: Tensor) -> None:
                 mem.write(addr, rows[i3, i2, i1].tobytes())
 
 
+def _cpu_errata_apply(node: Tensor, mem: Memory) -> bool:
+    """Whether the errata of rc.8's CPU copy loops (CORE-52, CORE-53) shape this node: under
+    profile rc8, and only where the CPU code computes it. A device with kernels of its own
+    (DeviceMemory.cpu_code false) does not run those loops, so it is held to the fixed clause
+    under both profiles (spec/core.md, Devices with kernels of their own)."""
+    return not node.world.fixed and getattr(mem, "cpu_code", True)
+
+
 @implements("CORE-51", "CORE-53")
 @checked
 def compute_dup(node: Tensor, mem: Memory) -> None:
     """CORE-51 to CORE-53: DUP, CPY and CONT copy in logical order, converting the type."""
     src, dst = _src(node, 0), node
-    fixed = node.world.fixed
+    fixed = not _cpu_errata_apply(node, mem)
     if src.type == dst.type:
         if is_quantized(src.type):
             if not fixed:

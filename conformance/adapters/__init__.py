@@ -16,7 +16,7 @@ from typing import Any
 
 from ggspec.reference.clauses import Profile
 
-from ..target import Target
+from ..target import Target, selected_device
 from ..target_names import default_profile as default_profile  # re-exported: adapters.default_profile
 from ..target_names import parse
 
@@ -106,7 +106,7 @@ def make_target(name: str, profile: Profile | None = None) -> Target:
     every target keeps the run's profile as `run_profile`, for a check that records something
     only under one profile (ALLOC-27: rc.8's offsets, compared only under profile rc8)."""
     target = _new_target(name, profile)
-    from .webgpu_device import install, selected_device
+    from .webgpu_device import install
 
     if selected_device() == "webgpu":  # --device webgpu (webgpu_device.py)
         install(target)

@@ -27,7 +27,7 @@ from ggspec.reference.clauses import Profile, SpecViolation, UndefinedBehaviour
 
 from ..engine import isolate
 from ..errors import MissingSymbol, NeedsPristineProcess
-from ..target import TensorInfo
+from ..target import TensorInfo, selected_device
 from ..target_names import parse
 from . import make_target
 from .capi import CApiTarget, enter_pristine_worker
@@ -623,6 +623,10 @@ def note_for(exc: BaseException, directory: Path | None = None) -> str:
     profile = getattr(exc, "profile", None)
     if ex is None or target_name is None or profile is None or target_name == "reference" or ex.actual.ending == "error":
         return ""  # nothing for C to show when the adapter could not even run the scenario
+    if selected_device() != "vdev":
+        # the C trace is replayed against vdev.c, the mock: it would not run where the example ran
+        return (f"\nno C reproducer: it would replay on the mock, not on --device {selected_device()} "
+                "(the Python reproducer above does)")
     try:
         probe = make_target(target_name, profile)
         is_c = isinstance(probe, CApiTarget)

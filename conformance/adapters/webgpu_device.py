@@ -30,7 +30,6 @@ line: `unsupported`, never a failure.
 
 from __future__ import annotations
 
-import os
 import struct
 from typing import Any
 
@@ -39,11 +38,9 @@ from ggspec.reference.types import GGMLType, Op, blck_size, type_size
 from ggspec.reference.vdev import VDevParams
 
 from ..errors import DeviceRefused, MissingSymbol, MockOnly, NeedsPristineProcess
+from ..target import DEVICE_ENV as DEVICE_ENV  # re-exported: the device's name is read in target.py
 from ..target import IN_SHARED_WORKER, Target
 
-#: the environment variable `--device` sets (forked workers inherit it)
-DEVICE_ENV = "GGSPEC_DEVICE"
-DEVICES = ("vdev", "webgpu")
 #: the device's minStorageBufferOffsetAlignment on lavapipe; a device with another alignment
 #: makes the examples that would use it unsupported (the reference is shaped with this one)
 WEBGPU_ALIGNMENT = 32
@@ -139,11 +136,6 @@ def webgpu_supports_op(op: Tensor) -> bool:
 #: the virtual device the reference gets where the target gets WebGPU
 WEBGPU_SHAPE = VDevParams(name=WEBGPU_NAME, alignment=WEBGPU_ALIGNMENT, ops=WEBGPU_OPS,
                           kernels=webgpu_supports_op)
-
-
-def selected_device() -> str:
-    """The device of this run: `$GGSPEC_DEVICE`, default `vdev`."""
-    return os.environ.get(DEVICE_ENV) or "vdev"
 
 
 def is_plain(params: VDevParams) -> bool:
@@ -249,11 +241,3 @@ def install(target: Target) -> Target:
     t.buffer_bytes, t.backend_graph_compute = dev.bytes_of, dev.compute
     t.device = "webgpu"
     return target
-
-
-def check_device(name: str) -> str:
-    """`name` if it is a device `--device` knows; ValueError otherwise."""
-    if name not in DEVICES:
-        raise ValueError(f"unknown device {name!r}; known: {', '.join(DEVICES)}")
-    return name
-

@@ -83,6 +83,12 @@ EXAMPLES: list[tuple[str, tuple[str, str], dict[str, Any]]] = [
     # CORE-52: a same-type copy with unit steps whose shapes differ in dims 1..3 writes rows
     # past the destination's end in rc.8
     ("ops.same_type_copy_rows", ("ub", "CORE-52"), {"where": CPU, "seed": 1, "case": (1, (2, 3, 3), (2, 9, 1))}),
+    # ... and rows that stay inside it but land elsewhere, on a plain virtual device: the mock
+    # runs the host's CPU code, so under rc8 its rows land where rc.8's do; with --device webgpu
+    # the device has kernels of its own and copies in logical order under both profiles (CI's
+    # WebGPU run of rc8 drew this at seed 2687194227)
+    ("ops.same_type_copy_rows", ("ok", "CORE-52"),
+     {"where": Placement("vdev", _vdev()), "seed": 0, "case": (int(GGMLType.F32), (1, 2, 2), (1, 1, 4))}),
     # CORE-53: a quantized same-type copy copies 32x the blocks
     ("ops.quantized_copies_copy_blocks", ("ub", "CORE-53"),
      {"type_": Q4_0, "blocks": 1, "rows": 1, "op": "dup", "flat": False, "where": CPU, "seed": 0}),

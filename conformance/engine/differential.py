@@ -33,7 +33,7 @@ from typing import Any
 from ggspec.reference.clauses import NotBinding, Profile, SpecViolation, UndefinedBehaviour, clause
 
 from ..errors import ErratumDifference, ExampleTimeout, Mismatch, MissingSymbol, NeedsPristineProcess, Unsupported
-from ..target import IN_SHARED_WORKER
+from ..target import IN_SHARED_WORKER, selected_device
 from ..target_names import asserts_compiled_in, default_profile
 from . import isolate
 from .difference import describe
@@ -438,10 +438,13 @@ def _tail(text: str, lines: int = 8) -> str:
 
 def reproducer(ex: Example, target_name: str, profile: Profile) -> str:
     """A copy-pastable snippet that replays this example: one line of Python (paste it into
-    `python`), wrapped in a shell here-document."""
+    `python`), wrapped in a shell here-document. It names the run's device where that is not the
+    mock (`--device webgpu`), so the replay runs where the example ran."""
+    device = selected_device()
     line = ("from ggspec.conformance.replay import replay; from ggspec.conformance.strategies import *; "
             "from ggspec.reference.vdev import *; "
-            f"replay({ex.check.name!r}, target={target_name!r}, profile={profile.value!r}, args={ex.args!r})")
+            f"replay({ex.check.name!r}, target={target_name!r}, profile={profile.value!r}, args={ex.args!r}"
+            + (f", device={device!r})" if device != "vdev" else ")"))
     return f"python - <<'EOF'\n{line}\nEOF"
 
 

@@ -31,6 +31,7 @@ from ..errors import RunInterrupted, TargetUnavailable, UsageError
 from ..names import clause_id, unknown_clause
 from ..names import target as resolve_target
 from ..reports import report
+from ..target import DEVICE_ENV, DEVICES
 from ..target_names import parse
 
 EXIT_CODES = """exit codes:
@@ -121,16 +122,16 @@ def _check(args: argparse.Namespace) -> int:
     """`ggspec check`; `--device` reaches every worker through `$GGSPEC_DEVICE`
     (adapters/webgpu_device.py), set for the run only, so an in-process caller's later targets
     are not changed by it."""
-    saved = os.environ.get("GGSPEC_DEVICE")
+    saved = os.environ.get(DEVICE_ENV)
     if args.device != "vdev":
-        os.environ["GGSPEC_DEVICE"] = args.device
+        os.environ[DEVICE_ENV] = args.device
     try:
         return _check_run(args)
     finally:
         if saved is None:
-            os.environ.pop("GGSPEC_DEVICE", None)
+            os.environ.pop(DEVICE_ENV, None)
         else:
-            os.environ["GGSPEC_DEVICE"] = saved
+            os.environ[DEVICE_ENV] = saved
 
 
 def _check_run(args: argparse.Namespace) -> int:
@@ -476,7 +477,7 @@ def main(argv: list[str] | None = None) -> int:
                           "external:PREFIX:INCLUDE_DIR:LIBRARY, ...; ggspec list --targets lists them")
     chk.add_argument("--profile", choices=[p.value for p in Profile], help="semantics to expect (default: the target's)")
     chk.add_argument("--size", choices=sorted(PROFILES), default="dev", help="run size: examples per check")
-    chk.add_argument("--device", choices=["vdev", "webgpu"], default="vdev",
+    chk.add_argument("--device", choices=list(DEVICES), default="vdev",
                      help="the device behind a check's plain virtual device (docs/webgpu.md)")
     chk.add_argument("--max-examples", metavar="N", type=int, help="examples per check, instead of --size's")
     chk.add_argument("--seed", metavar="N", type=int, help="hypothesis seed (printed when not given)")

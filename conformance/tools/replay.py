@@ -8,6 +8,7 @@ stderr) — and raises `ReplayFailed` unless they agree.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from ggspec.reference.clauses import Profile
@@ -17,6 +18,7 @@ from ..engine.differential import RunState, differential
 from ..engine.registry import CHECKS
 from ..engine.runner import load_checks
 from ..errors import ExampleTimeout, Mismatch, ReplayFailed
+from ..target import DEVICE_ENV, DEVICES
 
 
 def _here(check_name: str, target: str, profile: str, args: dict[str, Any], state: RunState) -> tuple[str, str]:
@@ -33,15 +35,24 @@ def _here(check_name: str, target: str, profile: str, args: dict[str, Any], stat
     return "agree", "\n".join(ex_text)
 
 
-def replay(check_name: str, target: str, profile: str, args: dict[str, Any], timeout: float = 60.0) -> None:
+def replay(check_name: str, target: str, profile: str, args: dict[str, Any], timeout: float = 60.0,
+           device: str = "vdev") -> None:
     """Run the example again in a forked worker, print how it ended, and raise ReplayFailed
-    unless the reference and the target agree. `timeout`: seconds the example may take."""
+    unless the reference and the target agree. `timeout`: seconds the example may take;
+    `device`: the device behind a plain virtual device, as `ggspec check --device` (a
+    reproducer of a `--device webgpu` run names it)."""
     load_checks()
     if check_name not in CHECKS:
         raise ValueError(f"no check named {check_name!r}")
+    if device not in DEVICES:
+        raise ValueError(f"unknown device {device!r}; known: {', '.join(DEVICES)}")
     state = RunState(example_timeout=timeout)
-    forked = isolate.run_forked(lambda: _here(check_name, target, profile, args, state), timeout=timeout + 5, reports=False,
-                                full_args=True)
+
+    def worker() -> tuple[str, str]:
+        os.environ[DEVICE_ENV] = device  # in the worker only: the caller's environment is untouched
+        return _here(check_name, target, profile, args, state)
+
+    forked = isolate.run_forked(worker, timeout=timeout + 5, reports=False, full_args=True)
     if forked.status == "ok":
         verdict, text = forked.value
         print(text)

@@ -255,3 +255,40 @@ def test_cpu_code_asserts_do_not_bind_the_webgpu_device(target: str, profile: st
         ["ops.mul_needs_f32_b", "ub", "CORE-58", True, "unsupported"],
         ["ops.norm_needs_positive_eps", "violation", "CORE-67", False, "abort"],
     ], got
+
+
+def test_cpu_copy_errata_do_not_bind_a_device_with_kernels_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CORE-52 (spec/core.md, Devices with kernels of their own): on the mock, which runs the
+    host's CPU code, profile rc8 lands rows where rc.8 does; on WebGPU's shape both profiles copy
+    in logical order. The example CI's WebGPU run of rc8 drew (seed 2687194227); the reproducer
+    of such a run names the device, so the replay runs on WebGPU again."""
+    from ggspec.conformance.engine.differential import Example, reproducer, run_on_reference
+    from ggspec.conformance.engine.runner import load_checks
+    from ggspec.conformance.inputs.strategies import Placement
+    from ggspec.reference.clauses import Profile
+
+    chk = load_checks()["ops.same_type_copy_rows"]
+    args = {"where": Placement("vdev", VDevParams(name="VDEV")), "seed": 0, "case": (0, (1, 2, 2), (1, 1, 4))}
+
+    def copied(profile: Profile) -> bytes:
+        out = run_on_reference(chk, args, profile)
+        assert out.ending == "ok", out.detail
+        return bytes(dict(out.observations)["x1 (copy of x0 (permuted)): bytes"])
+
+    monkeypatch.setenv("GGSPEC_DEVICE", "vdev")
+    logical = copied(Profile.FIXED)
+    assert copied(Profile.RC8) != logical  # the erratum, where the CPU code computes
+    monkeypatch.setenv("GGSPEC_DEVICE", "webgpu")
+    assert copied(Profile.RC8) == copied(Profile.FIXED) == logical
+    out = run_on_reference(chk, args, Profile.RC8)
+    ex = Example(chk, args, out, out)
+    assert reproducer(ex, "rc8", Profile.RC8).splitlines()[1].endswith(", device='webgpu')")
+    monkeypatch.setenv("GGSPEC_DEVICE", "vdev")
+    assert "device=" not in reproducer(ex, "rc8", Profile.RC8)
+
+
+def test_replay_refuses_an_unknown_device() -> None:
+    from ggspec.conformance.tools.replay import replay
+
+    with pytest.raises(ValueError, match="unknown device 'metal'; known: vdev, webgpu"):
+        replay("ops.same_type_copy_rows", target="native", profile="fixed", args={}, device="metal")
