@@ -1,11 +1,15 @@
 """setuptools shim: pyproject.toml carries the metadata; this file only hands cffi its
-out-of-line build script, which pyproject.toml has no key for, and records the git commit in a
-built package (`ggspec --version`, conformance/version.py) when it is built from a checkout."""
+out-of-line build script, which pyproject.toml has no key for, records the git commit in a
+built package (`ggspec --version`, conformance/version.py) when it is built from a checkout,
+and compiles native/'s C files in parallel (distutils compiles one after the other)."""
 
+import importlib.util
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from setuptools import setup
+from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
 
@@ -29,4 +33,21 @@ class BuildPyWithCommit(build_py):
             target.write_text(out.stdout.strip() + "\n", encoding="utf-8")
 
 
-setup(cffi_modules=["native/build.py:ffibuilder"], cmdclass={"build_py": BuildPyWithCommit})
+class BuildExtParallel(build_ext):
+    """build_ext whose compiler runs the same commands for the same objects, several at a time
+    (native/build.py `_parallel_compile`, which `build_variant` uses too); cffi's own build_ext
+    step is made on top of this class."""
+
+    def build_extension(self, ext: Any) -> None:
+        cc = self.compiler
+        if all(hasattr(cc, a) for a in ("_compile", "_setup_compile", "_get_cc_args")):
+            script = Path(__file__).resolve().parent / "native" / "build.py"
+            spec = importlib.util.spec_from_file_location("ggspec_native_build", script)
+            if spec is not None and spec.loader is not None:
+                build = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(build)
+                cc.compile = build._parallel_compile(cc)
+        super().build_extension(ext)
+
+
+setup(cffi_modules=["native/build.py:ffibuilder"], cmdclass={"build_py": BuildPyWithCommit, "build_ext": BuildExtParallel})
