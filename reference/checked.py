@@ -6,6 +6,14 @@ a model object that was freed (`UseAfterFree`: rc.8 would read freed memory). An
 when it was freed itself, or when what it depends on was: a tensor dies with its context, with
 the buffer it was placed in, and with its root (a view's view_src).
 
+The checks run on every call into the model, the model's calls of its own functions included
+(about nine million in a `ggspec check --size ci`), so each function's checks are read from its
+annotations once, into a plan (`_compile`), and the plan's common cases are short: an argument
+whose type passes whatever its value (an int, None for an optional) is let through on its type
+alone, and an object of exactly the annotated class is tested for death by the flags of its
+kind only; anything else takes the whole check. Which arguments pass and which raise, and what
+they raise, is the same either way (tests/reference/test_checked_guard.py).
+
 `nonnull` and `instance` are the model's own invariants as explicit checks (a bare `assert`
 disappears under ``python -O``) that hand on the value checked, narrowed for the type checker:
 where one fails, the call reached a state in which rc.8 would dereference NULL or misread
@@ -25,7 +33,7 @@ import sys
 import types
 import typing
 from collections.abc import Callable
-from typing import Any, NoReturn, TypeVar
+from typing import Any, NamedTuple, NoReturn, TypeVar
 
 from .clauses import UseAfterFree, undefined
 
@@ -91,8 +99,12 @@ def is_dead(value: object) -> bool:
     if kind == _GRAPH:
         ctx = getattr(value, "ctx", None)
         return ctx is not None and getattr(ctx, "freed", False) is True
-    t: Any = value
-    while True:  # _tensor_dead, as a loop
+    return _tensor_is_dead(value)
+
+
+def _tensor_is_dead(t: Any) -> bool:
+    """`_tensor_dead(t) is not None`, as a loop."""
+    while True:
         if t.ctx.freed:
             return True
         buffer = t.buffer
@@ -162,22 +174,41 @@ def _is_int(value: object) -> bool:
     return True
 
 
-def _check_for(tp: object, fn: str) -> Check | None:
-    """A check of one annotation, or None where there is nothing to check (object, Callable, ...)."""
+class Rule(NamedTuple):
+    """The check of one parameter. `passes`: the exact types of argument that `check` would
+    pass whatever their value (None where None will do, int, an IntEnum once met, ...); the
+    wrapper lets those through without calling `check`. A model class is never among them: each
+    of its objects may be dead."""
+
+    passes: set[type]
+    check: Check
+
+
+def _always_int(cls: type) -> bool:
+    """Whether every value of `cls` is an int for `_is_int`: a subclass of int (not bool) that
+    keeps int's own __index__, as an IntEnum does."""
+    return cls is not bool and issubclass(cls, int) and getattr(cls, "__index__", None) is int.__index__
+
+
+def _rule_for(tp: object, fn: str) -> Rule | None:
+    """The rule of one annotation, or None where there is nothing to check (object, Callable, ...)."""
     if tp is None or tp is type(None):
-        return lambda name, v: None if v is None else _refuse(fn, name, "None", v)
+        return Rule({type(None)}, lambda name, v: None if v is None else _refuse(fn, name, "None", v))
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
         parts = [p for p in typing.get_args(tp) if p is not type(None)]
         if len(parts) != 1:
             return None
-        one = _check_for(parts[0], fn)
+        one = _rule_for(parts[0], fn)
         if one is None:
             return None
-        return lambda name, v: None if v is None else one(name, v)
+        # None joins the types that pass (a fresh set, this rule's own), so that `check` only
+        # ever sees the other values
+        one.passes.add(type(None))
+        return one
     if origin in (list, collections.abc.Sequence):
         (item,) = typing.get_args(tp) or (object,)
-        inner = _check_for(item, fn)
+        inner = _rule_for(item, fn)
 
         def seq(name: str, v: object) -> None:  # a tuple will do for a list, as an array in C
             if isinstance(v, (str, bytes)) or not isinstance(v, collections.abc.Sequence):
@@ -186,20 +217,37 @@ def _check_for(tp: object, fn: str) -> Check | None:
             # scheduler's tables, say) holds its own types by construction, and walking it on
             # every call made the suite's scheduler checks 80% slower
             if inner is not None and type(v) in (list, tuple):
+                item_passes, item_check = inner
                 for x in v:
-                    inner(f"an item of {name}", x)
+                    if type(x) not in item_passes:
+                        item_check(f"an item of {name}", x)
 
-        return seq
+        return Rule(set() if inner is not None else {list, tuple}, seq)
     if isinstance(tp, type) and getattr(tp, "_is_protocol", False):
-        return _protocol_check(tp, fn)
+        return _protocol_rule(tp, fn)
     if not isinstance(tp, type) or tp is object:
         return None
     if tp is bool:
-        return lambda name, v: None if isinstance(v, bool) else _refuse(fn, name, "a bool", v)
+        return Rule({bool}, lambda name, v: None if isinstance(v, bool) else _refuse(fn, name, "a bool", v))
     if tp is int or (issubclass(tp, enum.Enum) and issubclass(tp, int)):
-        return lambda name, v: None if _is_int(v) else _refuse(fn, name, "an int", v)
+        passes: set[type] = {int}
+
+        def an_int(name: str, v: object) -> None:
+            if not _is_int(v):
+                _refuse(fn, name, "an int", v)
+            if _always_int(type(v)):  # every value of its type is an int: the next one passes unexamined
+                passes.add(type(v))
+
+        return Rule(passes, an_int)
     if tp is float:  # an int will do, as in C
-        return lambda name, v: None if isinstance(v, (int, float)) and not isinstance(v, bool) else _refuse(fn, name, "real", v)
+        return Rule({int, float}, lambda name, v: None if isinstance(v, (int, float)) and not isinstance(v, bool)
+                    else _refuse(fn, name, "real", v))
+    return _object_rule(tp, fn)
+
+
+def _object_rule(tp: type, fn: str) -> Rule:
+    """An object of class `tp` that is not dead. An object of `tp` itself takes a short way,
+    the flags `is_dead` reads for its kind; a subclass's (or a wrong type's) the whole check."""
 
     def obj(name: str, v: object) -> None:
         if not isinstance(v, tp):
@@ -207,10 +255,32 @@ def _check_for(tp: object, fn: str) -> Check | None:
         if is_dead(v):
             _refuse_dead(v)
 
-    return obj
+    if tp in (str, bytes):  # a str or bytes itself has no attributes, so it is never dead
+        return Rule({tp}, obj)
+    kind = _kinds.get(tp)
+    kind = _kind(tp) if kind is None else kind
+
+    def flagged(name: str, v: object) -> None:  # dead only when freed itself (a buffer, a context, ...)
+        if type(v) is not tp:
+            obj(name, v)
+        elif getattr(v, "freed", False) is True:
+            _refuse_dead(v)
+
+    def tensor(name: str, v: object) -> None:  # dead with its context, its buffer or its view_src
+        if type(v) is not tp:
+            obj(name, v)
+            return
+        t: Any = v
+        if getattr(t, "freed", False) is True or t.ctx.freed:
+            _refuse_dead(t)
+        buffer, src = t.buffer, t.view_src
+        if (buffer is not None and buffer.freed) or (src is not None and _tensor_is_dead(src)):
+            _refuse_dead(t)
+
+    return Rule(set(), flagged if kind == _OTHER else tensor if kind == _TENSOR else obj)
 
 
-def _protocol_check(tp: type, fn: str) -> Check | None:
+def _protocol_rule(tp: type, fn: str) -> Rule | None:
     """A check that a value has the members a Protocol of the model names (its fields and
     properties): what the function reads from it."""
     members = sorted({
@@ -224,12 +294,13 @@ def _protocol_check(tp: type, fn: str) -> Check | None:
         return None
 
     def has_members(name: str, v: object) -> None:
-        if not all(hasattr(v, m) for m in members):
-            _refuse(fn, name, f"a {tp.__name__} (with {', '.join(members)})", v)
+        for m in members:
+            if not hasattr(v, m):
+                _refuse(fn, name, f"a {tp.__name__} (with {', '.join(members)})", v)
         if is_dead(v):
             _refuse_dead(v)
 
-    return has_members
+    return Rule(set(), has_members)
 
 
 #: the model's modules whose classes annotations name (some only under TYPE_CHECKING there)
@@ -255,8 +326,9 @@ def _model_names() -> tuple[dict[str, object], bool]:
     return names, complete
 
 
-#: (positional index, name, check) of each checked parameter; check by keyword
-Plan = tuple[tuple[tuple[int, str, Check], ...], dict[str, Check]]
+#: (positional index, name, the types that pass unexamined, check) of each checked parameter;
+#: the rule by keyword
+Plan = tuple[tuple[tuple[int, str, set[type], Check], ...], dict[str, Rule]]
 
 
 def _compile(fn: Callable[..., object]) -> tuple[Plan, bool]:
@@ -264,8 +336,8 @@ def _compile(fn: Callable[..., object]) -> tuple[Plan, bool]:
     module is not imported yet, so the plan skips that parameter for now)."""
     namespace: dict[str, object] | None = None
     final = True
-    positional: list[tuple[int, str, Check]] = []
-    by_name: dict[str, Check] = {}
+    positional: list[tuple[int, str, set[type], Check]] = []
+    by_name: dict[str, Rule] = {}
     for i, (name, param) in enumerate(inspect.signature(fn).parameters.items()):
         ann = param.annotation
         if not (isinstance(ann, str) and ann):
@@ -280,11 +352,11 @@ def _compile(fn: Callable[..., object]) -> tuple[Plan, bool]:
             continue
         except Exception:  # noqa: BLE001 - an annotation we cannot resolve is not checked
             continue
-        check = _check_for(tp, fn.__qualname__)
-        if check is None:
+        rule = _rule_for(tp, fn.__qualname__)
+        if rule is None:
             continue
-        by_name[name] = check
-        positional.append((i, name, check))  # as zip(parameters, args) pairs them
+        by_name[name] = rule
+        positional.append((i, name, *rule))  # as zip(parameters, args) pairs them
     return (tuple(positional), by_name), final
 
 
@@ -300,30 +372,33 @@ def compile_all() -> None:
 
 def checked(fn: F) -> F:
     """Check the arguments of a public model function against its annotations (see the module)."""
-    compiled: list[Plan] = []
+    plan: Plan | None = None  # set once final (see _compile)
 
-    def plan() -> Plan:
-        if compiled:
-            return compiled[0]
+    def make_plan() -> Plan:
+        nonlocal plan
+        if plan is not None:
+            return plan
         made, final = _compile(fn)
         if final:
-            compiled.append(made)
+            plan = made
         return made
 
     @functools.wraps(fn)
     def wrapper(*args: object, **kwargs: object) -> object:
-        positional, by_name = compiled[0] if compiled else plan()
+        positional, by_name = plan if plan is not None else make_plan()
         n = len(args)
-        for i, name, check in positional:
+        for i, name, passes, check in positional:
             if i >= n:
                 break
-            check(name, args[i])
+            value = args[i]
+            if type(value) not in passes:
+                check(name, value)
         if kwargs:
             for name, value in kwargs.items():
-                named = by_name.get(name)
-                if named is not None:
-                    named(name, value)
+                rule = by_name.get(name)
+                if rule is not None and type(value) not in rule.passes:
+                    rule.check(name, value)
         return fn(*args, **kwargs)
 
-    _uncompiled.append(plan)
+    _uncompiled.append(make_plan)
     return typing.cast(F, wrapper)

@@ -5,17 +5,20 @@ reason, for every way an object dies (freed itself, its context, its buffer, its
 from __future__ import annotations
 
 import ast
+import inspect
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 from ggspec.reference import checked, tensor
 from ggspec.reference.alloc import alloc_ctx_tensors_from_buft
-from ggspec.reference.buffer import buffer_free
+from ggspec.reference.buffer import Buffer, buffer_free
 from ggspec.reference.clauses import UseAfterFree
 from ggspec.reference.cpu import cpu_buffer_type
-from ggspec.reference.graph import new_graph
-from ggspec.reference.tensor import Context
+from ggspec.reference.graph import CGraph, new_graph
+from ggspec.reference.tensor import Context, Tensor
 from ggspec.reference.types import GGMLType
 from graph_helpers import world
 
@@ -159,3 +162,107 @@ def test_a_plan_made_before_a_model_module_is_imported_is_made_again(monkeypatch
     monkeypatch.setitem(sys.modules, sched_module.__name__, sched_module)
     with pytest.raises(TypeError, match="s must be a Sched"):
         takes(1)  # type: ignore[arg-type]
+
+
+# --- a checked call, by every way of passing an argument, against every state above ---------------
+# (the guard takes a short way for an object of the annotated class itself and for the plain
+# types that need no more look; these say it refuses and passes what the whole check does)
+
+@checked.checked
+def _takes_tensor(t: Tensor, maybe: Tensor | None = None, many: Sequence[Tensor] = ()) -> None:
+    pass
+
+
+@checked.checked
+def _takes_context(c: Context, maybe: Context | None = None, many: Sequence[Context] = ()) -> None:
+    pass
+
+
+@checked.checked
+def _takes_graph(g: CGraph, maybe: CGraph | None = None, many: Sequence[CGraph] = ()) -> None:
+    pass
+
+
+@checked.checked
+def _takes_buffer(b: Buffer, maybe: Buffer | None = None, many: Sequence[Buffer] = ()) -> None:
+    pass
+
+
+_TAKERS = {Tensor: _takes_tensor, Context: _takes_context, CGraph: _takes_graph, Buffer: _takes_buffer}
+
+_WAYS = {
+    "positional": lambda f, obj: f(obj),
+    "by keyword": lambda f, obj: f(**{next(iter(inspect.signature(f).parameters)): obj}),
+    "optional, positional": lambda f, obj: f(obj, obj),
+    "optional, by keyword": lambda f, obj: f(obj, maybe=obj),
+    "in a list": lambda f, obj: f(obj, None, [obj]),
+    "in a tuple, by keyword": lambda f, obj: f(obj, many=(obj, obj)),
+}
+
+
+class _SubTensor(Tensor):
+    """A subclass: it takes the guard's whole check, not the short way of Tensor itself."""
+
+
+@pytest.mark.parametrize("way", list(_WAYS))
+@pytest.mark.parametrize(("what", "obj", "reason"), STATES, ids=[s[0] for s in STATES])
+def test_a_checked_call_refuses_exactly_the_dead(what: str, obj: object, reason: str | None, way: str) -> None:
+    takes = _TAKERS[type(obj)]
+    if reason is None:
+        _WAYS[way](takes, obj)
+        return
+    with pytest.raises(UseAfterFree) as got:
+        _WAYS[way](takes, obj)
+    assert got.value.clause_id == checked.FREE_CLAUSES.get(type(obj).__name__, "CORE-6"), what
+    assert str(got.value).endswith(f"is used after {reason}"), what
+
+
+def test_the_short_ways_refuse_what_the_whole_check_refuses() -> None:
+    w = world()
+    ctx = Context(w)
+    t = ctx.new_tensor(GGMLType.F32, [8])
+    sub = _SubTensor(ctx, GGMLType.F32, [8, 1, 1, 1], [4, 32, 32, 32])
+    _takes_tensor(sub, sub, [sub])
+    for wrong in (ctx, 1, None, "t"):
+        with pytest.raises(TypeError, match="t must be a Tensor"):
+            _takes_tensor(wrong)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="maybe must be a Tensor"):
+        _takes_tensor(t, ctx)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="an item of many must be a Tensor"):
+        _takes_tensor(t, None, [t, None])  # type: ignore[list-item]
+    tensor.free(ctx)
+    with pytest.raises(UseAfterFree, match="used after its context was freed"):
+        _takes_tensor(sub)
+    with pytest.raises(UseAfterFree, match="used after its context was freed"):
+        _takes_tensor(many=[sub], t=sub)
+
+
+@checked.checked
+def _takes_ints(n: int, kind: GGMLType, maybe: int | None = None, many: Sequence[int] = (), x: float = 0.0,
+                s: str = "", flag: bool = False) -> None:
+    pass
+
+
+def test_plain_arguments_after_their_type_was_met() -> None:
+    """An int type passes the int checks without another look once met (an IntEnum, as GGMLType):
+    bool never does, nor a float, before or after; numpy's integers pass as ints, as in C."""
+    for _ in range(2):  # the first round meets each type, the second takes the short way
+        _takes_ints(1, GGMLType.F16, GGMLType.Q4_0, [GGMLType.F32, 2, np.int64(3)], 1, "s", True)
+        _takes_ints(np.int32(1), 0, None, (np.uint8(2),), 0.5)
+        _takes_ints(n=GGMLType.F32, kind=GGMLType.F32, maybe=np.int64(0), many=[1], x=2.5, s="", flag=False)
+        for bad, match in ((True, "n must be an int"), (1.0, "n must be an int"), ("1", "n must be an int")):
+            with pytest.raises(TypeError, match=match):
+                _takes_ints(bad, 0)
+        with pytest.raises(TypeError, match="maybe must be an int"):
+            _takes_ints(1, 0, False)
+        with pytest.raises(TypeError, match="an item of many must be an int"):
+            _takes_ints(1, 0, None, [GGMLType.F32, True])
+        for bad_real in (True, np.float32(0.5)):  # a numpy float is no Python float
+            with pytest.raises(TypeError, match="x must be real"):
+                _takes_ints(1, 0, x=bad_real)
+        with pytest.raises(TypeError, match="s must be a str"):
+            _takes_ints(1, 0, s=b"s")  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="flag must be a bool"):
+            _takes_ints(1, 0, flag=1)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="many must be a sequence"):
+            _takes_ints(1, 0, many="12")
