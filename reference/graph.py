@@ -50,13 +50,10 @@ class HashSet:
         self._slot: dict[int, int] = {}
         self.keys: list[Tensor] = []
 
-    def _usable(self) -> None:
-        if self.size == 0:
-            undefined(self.owner, "a hash set of 0 slots is used (rc.8 divides by zero)")
-
     def find(self, t: Tensor) -> int | None:
         """The slot of `t`, None if absent."""
-        self._usable()
+        if self.size == 0:
+            undefined(self.owner, "a hash set of 0 slots is used (rc.8 divides by zero)")
         return self._slot.get(t.addr)
 
     def contains(self, t: Tensor) -> bool:
@@ -74,8 +71,10 @@ class HashSet:
 
     def find_or_insert(self, t: Tensor) -> int:
         """The slot of `t`, inserting it first if needed (CORE-11 when full)."""
-        self.insert(t)
-        slot = self._slot[t.addr]
+        slot = self.find(t)
+        if slot is None:
+            self.insert(t)
+            slot = self._slot[t.addr]
         return slot
 
     def clear(self) -> None:

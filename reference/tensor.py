@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from .checked import checked, require_live
 from .clauses import implements, require
-from .types import MAX_DIMS, MAX_NAME, MAX_SRC, GGMLType, Op, blck_size, row_size, type_size
+from .types import MAX_DIMS, MAX_NAME, MAX_SRC, GGMLType, Op, _traits, blck_size, row_size
 from .world import OBSERVED_ADDRESSES, SIZE_MAX, World
 
 #: the alignment ggml_init pads a context's pool size to
@@ -78,15 +78,16 @@ def nbytes(t: TensorShape) -> int:
         require_live(t)
     elif not all(hasattr(t, f) for f in ("type", "ne", "nb")):
         raise TypeError(f"nbytes needs a tensor, got {type(t).__name__}")
-    bs = blck_size(t.type)
+    bs = blck_size(t.type)  # (checks the type: _traits below does not again)
+    ne, nb = t.ne, t.nb
     if bs == 1:
-        n = type_size(t.type)
+        n = _traits(t.type).type_size
         for i in range(MAX_DIMS):
-            n += (t.ne[i] - 1) * t.nb[i]
+            n += (ne[i] - 1) * nb[i]
         return n
-    n = t.ne[0] * t.nb[0] // bs
+    n = ne[0] * nb[0] // bs
     for i in range(1, MAX_DIMS):
-        n += (t.ne[i] - 1) * t.nb[i]
+        n += (ne[i] - 1) * nb[i]
     return n
 
 
@@ -94,8 +95,9 @@ def nbytes(t: TensorShape) -> int:
 def contiguous_strides(type_: GGMLType, ne: Sequence[int]) -> list[int]:
     if len(ne) != MAX_DIMS:
         raise ValueError(f"contiguous_strides: ne must hold {MAX_DIMS} extents, got {list(ne)}")
-    nb = [type_size(type_), 0, 0, 0]
-    nb[1] = nb[0] * (ne[0] // blck_size(type_))
+    traits = _traits(type_)  # `type_` is checked already, as an int
+    nb = [traits.type_size, 0, 0, 0]
+    nb[1] = nb[0] * (ne[0] // traits.blck_size)
     for i in range(2, MAX_DIMS):
         nb[i] = nb[i - 1] * ne[i - 1]
     return nb
@@ -186,7 +188,8 @@ class Context:
         if not 1 <= len(ne) <= MAX_DIMS or any(int(n) < 0 for n in ne):
             raise ValueError(f"ne must be 1 to {MAX_DIMS} non-negative extents, got {list(ne)}")
         full = [int(n) for n in ne] + [1] * (MAX_DIMS - len(ne))
-        t = Tensor(self, GGMLType(type_), full, contiguous_strides(GGMLType(type_), full), name=cut_name(name))
+        type_ = GGMLType(type_)
+        t = Tensor(self, type_, full, contiguous_strides(type_, full), name=cut_name(name))
         if not self.no_alloc:
             t.data = self.world.host_alloc(nbytes(t), f"context memory of {name!r}").base
         self.tensors.append(t)

@@ -150,6 +150,15 @@ MODELLED_TYPES: tuple[GGMLType, ...] = tuple(_TRAITS)
 @checked
 def traits(t: GGMLType) -> TypeTraits:
     """CORE-1: the traits of type `t`."""
+    return _traits(t)
+
+
+def _traits(t: GGMLType) -> TypeTraits:
+    """`traits(t)` for a `t` its caller's own check has let through already as an int (the
+    model's hottest lookup, from the size functions: not checked a second time)."""
+    found = _TRAITS.get(t)  # an IntEnum hashes and compares as its int
+    if found is not None:
+        return found
     try:
         return _TRAITS[GGMLType(t)]
     except (KeyError, ValueError):
@@ -158,15 +167,16 @@ def traits(t: GGMLType) -> TypeTraits:
 
 @checked
 def blck_size(t: GGMLType) -> int:
-    return traits(t).blck_size
+    return _traits(t).blck_size
 
 
 @checked
 def type_size(t: GGMLType) -> int:
-    return traits(t).type_size
+    return _traits(t).type_size
 
 
 @checked
 def row_size(t: GGMLType, ne0: int) -> int:
     """Bytes of a contiguous row of `ne0` elements."""
-    return type_size(t) * ne0 // blck_size(t)
+    tr = _traits(t)
+    return tr.type_size * ne0 // tr.blck_size
