@@ -38,7 +38,6 @@ from ggspec.reference.types import GGMLType, Op, blck_size, type_size
 from ggspec.reference.vdev import VDevParams
 
 from ..errors import DeviceRefused, MissingSymbol, MockOnly, NeedsPristineProcess
-from ..target import DEVICE_ENV as DEVICE_ENV  # re-exported: the device's name is read in target.py
 from ..target import IN_SHARED_WORKER, Target
 
 #: the device's minStorageBufferOffsetAlignment on lavapipe; a device with another alignment
