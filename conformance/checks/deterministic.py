@@ -22,7 +22,7 @@ from ..inputs.graphspec import GraphSpec, Leaf, Node
 from ..inputs.sched_scope import ScopeCase
 from ..inputs.strategies import CopyRoute, Placement, SchedCase, SchedGraph, SchedSetup, TensorSpec, ViewSpec
 from ..target import VDevParams
-from . import alloc, backend, copy, core, graph, graph_copy, graphcompute, ops, sched, tdata  # noqa: F401 - the checks must be registered first
+from . import alloc, backend, copy, core, cpu, graph, graph_copy, graphcompute, ops, sched, tdata  # noqa: F401 - the checks must be registered first
 
 F32, F16, Q4_0, I32 = int(GGMLType.F32), int(GGMLType.F16), int(GGMLType.Q4_0), int(GGMLType.I32)
 CPU = Placement("cpu")
@@ -393,6 +393,13 @@ VERSION_DIFFERENCES: list[tuple[str, tuple[str, ...], dict[str, Any]]] = [
         "route": CopyRoute("vdev", "vdev", same_device=False, same_buffer=False,
                            src_dev=_vdev(alignment=1, buffer_cpy_tensor=False), dst_dev=VDevParams(name="GPU0", alignment=1)),
         "spec": TensorSpec(F32, (4,)), "seed": 0}),
+    # ... and buffer_copy_tensor from such a device into a CPU tensor (CPU-9: the CPU buffer's cpy_tensor answers
+    # false for a device source, which these builds never ask): SIGSEGV on 0.0.25/0.0.26, whose files list CPU-9 for
+    # COPY-6; drawn examples reach it under some seeds only (CPU-9 xpassed on both under --seed 20261130). Later builds
+    # crash on it too (replayed on 0.0.27, 0.0.31, 0.0.37); their files list CPU-9 for the CPU buffer's layout, which
+    # the check's own explicit example shows under every seed
+    ("cpu.cpy_tensor_takes_host_sources", ("ggml-python-0.0.25", "ggml-python-0.0.26"), {
+        "case": "device", "spec": TensorSpec(F32, (4,)), "seed": 0, "device": _vdev(buffer_cpy_tensor=False)}),
     # ... and inside graph_copy from such a device to another (0.0.25 --seed 5: GCOPY-1/3/5 xpassed); from 0.0.27 these
     # two checks need ggml_tallocr_new_from_buft, which the rewrite dropped (unsupported there)
     *((name, ("ggml-python-0.0.25", "ggml-python-0.0.26"), {
