@@ -206,6 +206,24 @@ def test_a_crash_names_the_call_it_happened_in() -> None:
     assert "Segmentation fault" in res.traceback and "work" in res.traceback  # faulthandler, apart from stderr
 
 
+def test_a_death_test_worker_writes_no_python_traceback_not_even_into_its_parents_file(tmp_path: Path) -> None:
+    """python_traceback=False (a worker forked for one death test): faulthandler is off in it, so
+    its crash adds nothing to the file of a parent worker that enabled faulthandler itself."""
+    def parent() -> tuple[str, str, str]:
+        with (tmp_path / "parent-tb").open("w+") as mine:
+            import faulthandler
+
+            faulthandler.enable(file=mine)
+            child = isolate.run_forked(lambda: isolate.traced_call("boom", lambda: _segfault())(), python_traceback=False)
+            mine.seek(0)
+            return child.status, child.traceback, mine.read()
+
+    res = isolate.run_forked(parent)
+    assert res.status == "ok", res.describe()
+    status, traceback, parents_file = res.value
+    assert status == "signal" and traceback == "" and parents_file == ""
+
+
 def test_after_a_call_returned_the_worker_says_so() -> None:
     def work() -> None:
         isolate.traced_call("fine", lambda *a: None)(1)

@@ -213,7 +213,7 @@ def run_on_target(chk: Check, args: dict[str, Any], target_name: str, profile: P
     limit = state.example_timeout
     isolate.beat(state.example_limit() + GRACE, f"{chk.name}: an example in a forked worker")  # its own watchdog fires first
     forked = isolate.run_forked(lambda: _run_in_pristine_worker(chk, args, target_name, profile), timeout=state.example_limit(),
-                                call_timeout=limit, full_args=True)
+                                call_timeout=limit, full_args=True, python_traceback=False)
     logs_at = {r.observations: r.entries for r in forked.reports if isinstance(r, LogSnapshot)}
     forked.reports = [r for r in forked.reports if not isinstance(r, LogSnapshot)]
     out = _forked_outcome(forked, limit, state)

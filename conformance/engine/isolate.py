@@ -258,7 +258,8 @@ def _die_with_parent(parent: int) -> None:
 
 
 def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | None = None,
-               reports: bool = True, call_timeout: float | None = None, full_args: bool = False) -> Forked:
+               reports: bool = True, call_timeout: float | None = None, full_args: bool = False,
+               python_traceback: bool = True) -> Forked:
     """Call `fn()` in a forked child; return how it ended, its result and its stderr.
 
     The child is killed (status "timeout") when `timeout` seconds pass without a `beat` (the
@@ -266,6 +267,10 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | No
     traced API call for `call_timeout` seconds, or after `budget` seconds in all.
     `reports=False`: the worker's `report` calls send nothing (they are for death tests).
     `full_args`: the call in progress is named with all its arguments (else numbers only).
+    `python_traceback=False`: no Python traceback is written when the worker dies (faulthandler
+    off, `Forked.traceback` empty). A worker forked for one death test dies by design, and
+    faulthandler's dump (every frame, every thread, then every extension module's name) is a
+    tenth of what such a worker costs (bench/RESULTS.md, "What a forked example costs").
     """
     if SUPERVISOR.stopping:
         raise WorkersStopped()
@@ -276,7 +281,7 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | No
     struct.pack_into("<I", slot, _SEQ, 0)
     rfd, wfd = os.pipe()
     err = tempfile.TemporaryFile()
-    tb = tempfile.TemporaryFile()
+    tb = tempfile.TemporaryFile() if python_traceback else None
     parent = os.getpid()
     _find_prctl()
     pid = os.fork()
@@ -296,7 +301,11 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | No
         except OSError:  # no fd 1
             pass
         SUPERVISOR.live.clear()
-        faulthandler.enable(file=tb)  # a crash's Python traceback, apart from the target's stderr
+        if python_traceback:
+            assert tb is not None
+            faulthandler.enable(file=tb)  # a crash's Python traceback, apart from the target's stderr
+        else:  # (not the parent's, inherited: that would write into the parent's file)
+            faulthandler.disable()
         WORKER.channel, WORKER.send_reports, WORKER.slot = wfd, reports, slot
         WORKER.full_args = full_args or WORKER.full_args
         code = 0
@@ -323,7 +332,8 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | No
         _kill(pid)
         os.close(rfd)
         err.close()
-        tb.close()
+        if tb is not None:
+            tb.close()
         raise
     finally:
         SUPERVISOR.live.discard(pid)
@@ -336,14 +346,17 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | No
         _, status = os.waitpid(pid, 0)
     if SUPERVISOR.stopping:  # stop_all killed it: that is no verdict
         err.close()
-        tb.close()
+        if tb is not None:
+            tb.close()
         raise WorkersStopped()
     err.seek(0)
     stderr = err.read().decode("utf-8", errors="replace")
     err.close()
-    tb.seek(0)
-    traceback = tb.read().decode("utf-8", errors="replace")
-    tb.close()
+    traceback = ""
+    if tb is not None:
+        tb.seek(0)
+        traceback = tb.read().decode("utf-8", errors="replace")
+        tb.close()
     call, in_call = _read_slot(slot)
     if in_call:  # the worker died in it: for a watchdog further up, that call is over
         slot[0] = _RETURNED
