@@ -218,10 +218,11 @@ def test_the_sched_hash_set_check_overflows_node_backend_ids_on_0_0_27_to_0_0_30
 
 def test_no_shipped_reason_is_a_placeholder() -> None:
     """Each entry says why its build differs; 'listed until this column is run again' (the reason
-    of 105 entries of 0.0.30-0.0.37 until the scheduler checks were gone through clause by clause) is not a why."""
+    of 105 entries of 0.0.30-0.0.37 until the scheduler checks were gone through clause by clause)
+    and 'not analysed clause by clause' (CORE-5/CORE-47 on 0.0.35-0.0.37) are not a why."""
     for path in sorted(known.KNOWN_DIR.glob("ggml-python-*.toml")):
         for e in known.raw_entries(path):
-            assert "listed until" not in e["reason"] and "TODO" not in e["reason"], (path.name, e)
+            assert not any(w in e["reason"] for w in ("listed until", "not analysed", "TODO")), (path.name, e)
 
 
 #: (clause, the assert the reason says the build lacks (False) or has (True), versions)
@@ -252,3 +253,25 @@ def test_the_scheduler_assert_reasons_hold_in_each_builds_source(version: int) -
             assert mine == [], clause
     if version == 30:
         assert "GGML_ASSERT(input->buffer != NULL)" in text and not any(k.name == "SCHED-23" for k in entries)
+
+
+@pytest.mark.parametrize("version", range(34, 38))
+def test_the_core_5_and_core_47_reasons_hold_in_each_builds_source(version: int) -> None:
+    """CORE-5 on 0.0.35-0.0.37: ggml.c's view bounds assert gained `data_size == 0 ||` (another
+    abort message); CORE-47 on 0.0.36/0.0.37: ggml.h's enum ggml_unary_op gained SIGMOID before
+    GELU. Each entry is there exactly on the builds whose sources say so (skipped when not cached)."""
+    from ggspec.conformance.adapters.ggml_python import target_dir
+
+    target = f"ggml-python-0.0.{version}"
+    root = target_dir(target)
+    ggml_c, ggml_h = root / "ggml" / "src" / "ggml.c", root / "include" / "ggml.h"
+    if not (ggml_c.is_file() and ggml_h.is_file()):
+        pytest.skip(f"{target}'s sources are not in the cache ({root})")
+    new_assert = "GGML_ASSERT(view_src == NULL || data_size == 0 || data_size + view_offs <= ggml_nbytes(view_src))"
+    sigmoid = "GGML_UNARY_OP_SIGMOID" in ggml_h.read_text(encoding="utf-8", errors="replace")
+    entries = [k for k in known.load(known.KNOWN_DIR / f"{target}.toml", load_checks()) if k.for_target(target)]
+    core5 = [k for k in entries if k.kind == "clause" and k.name == "CORE-5" and new_assert in k.reason]
+    core47 = [k for k in entries if k.kind == "clause" and k.name == "CORE-47" and "GGML_UNARY_OP_SIGMOID" in k.reason]
+    has_new_assert = new_assert in ggml_c.read_text(encoding="utf-8", errors="replace")
+    assert (has_new_assert, len(core5)) == ((True, 1) if version >= 35 else (False, 0))
+    assert (sigmoid, len(core47)) == ((True, 1) if version >= 36 else (False, 0))
