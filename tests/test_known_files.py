@@ -189,12 +189,13 @@ def test_a_shipped_file_makes_its_run_pass_at_the_default_size_under_five_seeds(
     assert failed == {}, f"{target}: exit 1 under seeds {failed}"
 
 
-@pytest.mark.parametrize("version", [27, 28, 29, 30, 31])
-def test_the_sched_hash_set_check_overflows_node_backend_ids_on_0_0_27_to_0_0_30(version: int) -> None:
-    """The flaky entry of capacity.sched_hash_set_holds_nodes_and_leafs on 0.0.27-0.0.30 says why no
+@pytest.mark.parametrize("version", range(27, 38))
+def test_the_sched_hash_set_checks_reasons_hold_in_each_builds_source(version: int) -> None:
+    """The entry of capacity.sched_hash_set_holds_nodes_and_leafs on 0.0.27-0.0.30 (flaky) says why no
     pinned example shows it every run: sched_new callocs node_backend_ids with graph_size entries and
     split_graph writes one per node of its copy (a heap overflow whose effect depends on the heap);
-    0.0.31 sizes it by the nodes. Read in the build's own sources (skips when not in the cache)."""
+    0.0.31 to 0.0.37 size it by the nodes, and abort on the hash set sized by graph_size instead (a
+    plain entry). Read in the build's own sources (skips when not in the cache)."""
     import re
 
     from ggspec.conformance.adapters.ggml_python import target_dir
@@ -204,16 +205,19 @@ def test_the_sched_hash_set_check_overflows_node_backend_ids_on_0_0_27_to_0_0_30
     if not source.is_file():
         pytest.skip(f"{target}'s sources are not in the cache ({source})")
     text = source.read_text(encoding="utf-8", errors="replace")
-    size = re.search(r"sched->node_backend_ids\s*=\s*calloc\(sizeof\(sched->node_backend_ids\[0\]\),\s*(\w+)\)", text)
+    size = re.search(r"sched->node_backend_ids\s*=\s*calloc\(([^;]*)\);", text)  # (sizeof, n) or, from 0.0.36, (n, sizeof)
     assert size is not None
     entries = [k for k in known.load(known.KNOWN_DIR / f"{target}.toml", load_checks()) if k.for_target(target)]
     mine = [k for k in entries if k.kind == "check" and k.name == "capacity.sched_hash_set_holds_nodes_and_leafs"]
     if version <= 30:
-        assert size.group(1) == "graph_size" and "sched->node_backend_ids[graph_copy->n_nodes]" in text
+        assert "graph_size" in size.group(1) and "sched->node_backend_ids[graph_copy->n_nodes]" in text
         assert [k.flaky for k in mine] == [True] and "heap overflow" in mine[0].reason
         assert not any(k.kind == "clause" and k.name in ("CORE-11", "SCHED-3") for k in entries)
-    else:
-        assert size.group(1) != "graph_size" and mine == []
+    else:  # 0.0.31 on: the array is sized by the nodes, and the hash set by graph_size alone, which reserve asserts
+        assert "nodes_size" in size.group(1) and "sched->hash_set          = ggml_hash_set_new(graph_size);" in text
+        assert "GGML_ASSERT((int)sched->hash_set.size >= measure_graph->n_nodes);" in text
+        assert [k.flaky for k in mine] == [False] and "hash_set.size >= measure_graph->n_nodes" in mine[0].reason
+        assert not any(k.kind == "clause" and k.name in ("CORE-11", "SCHED-3") for k in entries)
 
 
 def test_no_shipped_reason_is_a_placeholder() -> None:
