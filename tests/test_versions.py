@@ -48,6 +48,41 @@ extern "C" {
 """
 
 
+def _headers() -> list[Path]:
+    """rc.8's header and the oldest and newest built version's, where the cache has them."""
+    from ggspec.conformance.adapters.external import cache_dir
+
+    versions = sorted(cache_dir().glob("ggml-python-*/include/ggml-backend.h"))
+    return sorted(cache_dir().glob("rc8*/**/ggml-backend.h"))[:1] + versions[:1] + versions[-1:]
+
+
+def test_a_declaration_is_found_where_the_regex_tried_everywhere_finds_it() -> None:
+    """drift._declaration starts its search at the boundary before the name's first use (a
+    speed-up); it finds the match that `declaration_pattern(name).search` tried at every position
+    finds, for every function of our cdef, a name that is only called, one in a struct, in the
+    synthetic header and in the headers the cache holds."""
+    import re
+
+    from ggspec.conformance.adapters import drift
+    from ggspec.native.build import read_cdef
+
+    names = sorted(set(re.findall(r"\bggspec_(\w+)\s*\(", read_cdef())))
+    texts = [HEADER, "struct s { int (*ggml_f)(int x); };\nvoid g(void) { ggml_f(1); }\nint ggml_f(int y);\n"]
+    texts += [p.read_text(encoding="utf-8", errors="replace") for p in _headers()]
+    compared = 0
+    for text in texts:
+        clean = drift._clean(text)
+        for name in ["ggml_" + n for n in names] + ["ggml_f"]:
+            got = drift._declaration(clean, name)
+            if name not in clean:  # no match is possible: the fast path says so without searching
+                assert got is None
+                continue
+            want = drift.declaration_pattern(name).search(clean)
+            assert (got and (got.span(), got.groups())) == (want and (want.span(), want.groups())), name
+            compared += 1
+    assert compared > 20
+
+
 def test_prototype_drops_parameter_names_and_expands_typedefs() -> None:
     defs = {"ggml_backend_t": ("struct", "ggml_backend", "*")}
     p = prototype(HEADER, "ggml_backend_graph_compute", defs)
