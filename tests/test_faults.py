@@ -224,6 +224,51 @@ def test_a_death_test_worker_writes_no_python_traceback_not_even_into_its_parent
     assert status == "signal" and traceback == "" and parents_file == ""
 
 
+class _TwoArguments(Exception):
+    """Pickles as (the first argument,) and so cannot be rebuilt from its pickle."""
+
+    def __init__(self, a: int, b: int) -> None:
+        super().__init__(a)
+
+
+def _raises_two_arguments() -> None:
+    isolate.report(_TwoArguments(1, 2))  # a report that cannot be read back: dropped
+    isolate.report("readable")
+    raise _TwoArguments(1, 2)
+
+
+def test_a_result_the_parent_cannot_read_back_is_the_workers_exception_not_the_runs() -> None:
+    """A frame the parent cannot unpickle (here an exception whose __init__ wants two
+    arguments) once ended the whole run with a traceback and no report: now it is the worker's
+    own exception, saying why, and the reports that can be read are kept."""
+    res = isolate.run_forked(_raises_two_arguments)
+    assert res.status == "exception"
+    assert "could not be read back" in str(res.value) and "TypeError" in str(res.value)
+    assert res.reports == ["readable"]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_error_of_the_harness_is_one_checks_crash_and_the_run_goes_on(monkeypatch: pytest.MonkeyPatch, workers: int) -> None:
+    """An exception out of run_check itself (the harness, not the target) is that check's
+    verdict, `crash` saying so; the other checks of the run get theirs."""
+    from ggspec.conformance.engine import runner
+
+    names = ["tdata.get_reads_the_range", "tdata.set_writes_the_range"]
+    real = runner.run_check
+
+    def broken(chk: Any, cfg: RunConfig) -> Any:
+        if chk.name == names[0]:
+            raise TypeError("a harness bug")
+        return real(chk, cfg)
+
+    monkeypatch.setattr(runner, "run_check", broken)
+    cfg = RunConfig("reference", Profile.FIXED, max_examples=2, seed=1, workers=workers, c_reproducers=False)
+    got = {r.check: r for r in runner.run_all(cfg, names)}
+    assert got[names[0]].status == "crash" and "the harness itself failed" in got[names[0]].detail
+    assert "TypeError: a harness bug" in got[names[0]].detail
+    assert got[names[1]].status == "pass", got[names[1]].detail
+
+
 def test_after_a_call_returned_the_worker_says_so() -> None:
     def work() -> None:
         isolate.traced_call("fine", lambda *a: None)(1)

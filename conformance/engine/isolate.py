@@ -427,8 +427,27 @@ def _watch(rfd: int, timeout: float, budget: float | None, slot: mmap.mmap,
                 break
             frame, pending = pending[4 : 4 + n], pending[4 + n :]
             if frame[:1] == _BEAT:
-                seconds, last_beat = pickle.loads(frame[1:])
-                deadline = time.monotonic() + seconds
+                beat = _unpickle(_BEAT, frame[1:])
+                if beat is not _UNREADABLE:
+                    seconds, last_beat = beat
+                    deadline = time.monotonic() + seconds
+
+
+#: what `_unpickle` gives for a report or a beat it cannot rebuild
+_UNREADABLE = object()
+
+
+def _unpickle(kind: bytes, blob: bytes) -> Any:
+    """A frame's value. One this process cannot rebuild (an exception class whose __init__
+    wants other arguments than it pickled, a worker whose heap was corrupt when it wrote) is
+    not an error of the run: a final result becomes the worker's exception, saying why, and a
+    report or a beat is dropped (`_UNREADABLE`)."""
+    try:
+        return pickle.loads(blob)
+    except Exception as exc:  # noqa: BLE001 - whatever the worker sent, the run goes on
+        if kind != _FINAL:
+            return _UNREADABLE
+        return ("exception", RuntimeError(f"the worker's result could not be read back ({type(exc).__name__}: {exc})"))
 
 
 def _frames(data: bytes) -> list[tuple[bytes, Any]]:
@@ -439,6 +458,8 @@ def _frames(data: bytes) -> list[tuple[bytes, Any]]:
         if pos + 4 + n > len(data):
             break
         frame = data[pos + 4 : pos + 4 + n]
-        out.append((frame[:1], pickle.loads(frame[1:])))
+        value = _unpickle(frame[:1], frame[1:])
+        if value is not _UNREADABLE:
+            out.append((frame[:1], value))
         pos += 4 + n
     return out

@@ -226,6 +226,19 @@ def run_check(chk: Check, cfg: RunConfig) -> CheckResult:
     return _ended(chk, cfg, again if again.status == "timeout" else forked, time.monotonic() - start)
 
 
+def run_check_kept(chk: Check, cfg: RunConfig) -> CheckResult:
+    """`run_check`, where an error of the harness itself (not the target's: those are verdicts
+    already) becomes this check's verdict, `crash` with the traceback, instead of ending the
+    run: the other checks' verdicts and the run's reports are kept."""
+    try:
+        return run_check(chk, cfg)
+    except Exception as exc:  # noqa: BLE001 - reported as the check's verdict, traceback included
+        tail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:]).rstrip()
+        return CheckResult(chk.name, chk.clauses, "crash", 0,
+                           f"the harness itself failed while running {chk.name} (not the target): "
+                           f"{type(exc).__name__}: {exc}\n{tail}")
+
+
 def _first_call(target: str, profile: Profile) -> list[str]:
     """Load the target and call it once; the Python modules (source files) that took (see
     `_import_here`)."""
@@ -317,7 +330,7 @@ def _in_threads(cfg: RunConfig, selected: list[Check], done: Callable[[CheckResu
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
     with ThreadPoolExecutor(max_workers=cfg.workers, thread_name_prefix="ggspec-check") as pool:
-        futures = [pool.submit(run_check, chk, cfg) for chk in selected]
+        futures = [pool.submit(run_check_kept, chk, cfg) for chk in selected]
         try:
             for fut in as_completed(futures):
                 done(fut.result())
@@ -359,7 +372,7 @@ def run_all(
             _in_threads(cfg, selected, done)
         else:
             for chk in selected:
-                done(run_check(chk, cfg))
+                done(run_check_kept(chk, cfg))
     except (KeyboardInterrupt, _Terminated) as exc:
         signum = signal.SIGINT if isinstance(exc, KeyboardInterrupt) else signal.SIGTERM
         cfg.interrupted = signal.Signals(signum).name
