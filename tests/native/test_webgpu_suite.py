@@ -287,6 +287,34 @@ def test_cpu_copy_errata_do_not_bind_a_device_with_kernels_of_its_own(monkeypatc
     assert "device=" not in reproducer(ex, "rc8", Profile.RC8)
 
 
+@pytest.mark.parametrize("target", ["native", "rc8"])
+def test_a_get_async_before_synchronize_is_the_mocks_to_define(target: str, monkeypatch: pytest.MonkeyPatch,
+                                                                request: pytest.FixtureRequest) -> None:
+    """BACK-9's pinned example (CI's WebGPU runs drew it at seed 769134631): on the eager mock
+    the host block of a get_async is written before synchronize; WebGPU reads it back at
+    synchronize, which is all the API promises, so that reading is not observable there, on
+    both sides, and the rest (after synchronize) is compared. Replayed on the target itself."""
+    from ggspec.conformance.engine.differential import run_on_reference
+    from ggspec.conformance.engine.registry import NotObservable
+    from ggspec.conformance.engine.runner import load_checks
+    from ggspec.conformance.inputs.strategies import TensorSpec
+    from ggspec.conformance.tools.replay import replay
+    from ggspec.reference.clauses import Profile
+
+    if target == "rc8":
+        request.getfixturevalue("rc8_or_skip").target()
+    chk = load_checks()["backend.synchronize_completes_pending_work"]
+    args = {"device": VDevParams(name="VDEV"), "spec": TensorSpec(0, (1,)), "seed": 0}
+    assert args in chk.examples
+    monkeypatch.setenv("GGSPEC_DEVICE", "vdev")
+    assert dict(run_on_reference(chk, args, Profile.FIXED).observations)["host block of the get before"] == b"\x22" * 4
+    monkeypatch.setenv("GGSPEC_DEVICE", "webgpu")
+    seen = dict(run_on_reference(chk, args, Profile.FIXED).observations)
+    assert isinstance(seen["host block of the get before"], NotObservable)
+    assert seen["host block of the get after"] == b"\x22" * 4
+    replay(chk.name, target=target, profile="rc8" if target == "rc8" else "fixed", args=args, device="webgpu")
+
+
 def test_replay_refuses_an_unknown_device() -> None:
     from ggspec.conformance.tools.replay import replay
 
