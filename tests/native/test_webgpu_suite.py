@@ -298,7 +298,6 @@ def test_a_get_async_before_synchronize_is_the_mocks_to_define(target: str, monk
     from ggspec.conformance.engine.registry import NotObservable
     from ggspec.conformance.engine.runner import load_checks
     from ggspec.conformance.inputs.strategies import TensorSpec
-    from ggspec.conformance.tools.replay import replay
     from ggspec.reference.clauses import Profile
 
     if target == "rc8":
@@ -312,7 +311,14 @@ def test_a_get_async_before_synchronize_is_the_mocks_to_define(target: str, monk
     seen = dict(run_on_reference(chk, args, Profile.FIXED).observations)
     assert isinstance(seen["host block of the get before"], NotObservable)
     assert seen["host block of the get after"] == b"\x22" * 4
-    replay(chk.name, target=target, profile="rc8" if target == "rc8" else "fixed", args=args, device="webgpu")
+    # the replay forks workers that start WebGPU: in a fresh process, not in this one, where an
+    # earlier test may have started the device already (a device never crosses a fork)
+    code = ("from ggspec.conformance.tools.replay import replay; from ggspec.conformance.inputs.strategies import TensorSpec; "
+            "from ggspec.reference.vdev import ALL_OPS, VDevParams; "
+            f"replay({chk.name!r}, target={target!r}, profile={'rc8' if target == 'rc8' else 'fixed'!r}, "
+            f"args={args!r}, device='webgpu')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
 
 
 def test_replay_refuses_an_unknown_device() -> None:
