@@ -269,8 +269,8 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | No
     `full_args`: the call in progress is named with all its arguments (else numbers only).
     `python_traceback=False`: no Python traceback is written when the worker dies (faulthandler
     off, `Forked.traceback` empty). A worker forked for one death test dies by design, and
-    faulthandler's dump (every frame, every thread, then every extension module's name) is a
-    tenth of what such a worker costs (bench/RESULTS.md, "What a forked example costs").
+    faulthandler's dump (every frame, every thread, then every extension module's name) was a
+    tenth of such workers' samples in `perf` (bench/RESULTS.md, "What a forked worker costs").
     """
     if SUPERVISOR.stopping:
         raise WorkersStopped()
