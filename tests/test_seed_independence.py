@@ -115,9 +115,28 @@ def test_rc8_under_fixed_fails_exactly_the_errata_under_five_seeds(rc8_available
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(out.read_text())
     failing = {int(k): set(v) for k, v in got["failing"].items()}
-    first = failing[SEEDS[0]]
-    assert all(f == first for f in failing.values()), failing
-    assert first == _errata(), (sorted(first ^ _errata()), got["why"])
+    off = {s: {"missing": sorted(_errata() - f), "extra": sorted(f - _errata())} for s, f in failing.items()
+           if f != _errata()}
+    assert off == {}, (off, got["why"])
+
+
+def test_alloc_13_example_reaches_the_erratum_whatever_the_addresses(rc8_available: None) -> None:
+    """CI's run of 75dda32 missed ALLOC-13 under four of the five seeds: the example then had
+    one input whose stale entry differed from a fresh one, and an input's slot is its address
+    modulo the table size, so about one process in 30 put it in the part rc.8 clears. Now each
+    of the 8 inputs carries a stale view, and they lie one tensor apart in one context, so at
+    most one of them can fall there: at least 7 of the 8 readings differ in any process."""
+    from ggspec.conformance.engine.differential import run_on_target
+
+    load_checks()
+    [(name, _, args)] = [e for e in EXAMPLES if e[1] == ("ub", "ALLOC-13")]
+    chk = CHECKS[name]
+    expected = dict(run_on_reference(chk, args, Profile.FIXED).observations)
+    actual = dict(run_on_target(chk, args, "rc8", Profile.FIXED, expect_death=False).observations)
+    readings = [k for k in expected if k == "z" or (k.startswith("z") and k[1:].isdigit())]
+    assert len(readings) == 8
+    differ = [k for k in readings if expected[k] != actual[k]]
+    assert len(differ) >= 7, (differ, {k: (expected[k], actual[k]) for k in readings})
 
 
 def test_eager_inputs_difference_is_blamed_on_alloc_20() -> None:

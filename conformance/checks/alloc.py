@@ -555,9 +555,11 @@ def one_graph_allocator_many_graphs(t: Target, rec: Recorder, placement: Placeme
     every count starts at 0); with `shared`, then a small graph whose in-place nodes read the
     first graph's inputs, one each. rc.8 sees stale entries after a larger graph (erratum
     ALLOC-13): an input whose slot lies beyond the part rc.8 clears is found with the counts
-    of the earlier graph. Where a slot lies depends on the input's address, so every input is
-    read: with several inputs some slot lies there whatever the addresses (8 inputs miss
-    with odds of about 1e-7)."""
+    of the earlier graph. That shows only where those counts differ from fresh ones (an input
+    still viewed by a live output of the earlier graph refuses the in-place reuse), and where
+    a slot lies depends on the input's address, so every input is read. deterministic.py's
+    example gives every input such a view, which makes it reach the erratum whatever the
+    addresses; a drawn graph may not."""
     backend = backend_for(t, placement)
     buft = t.backend_get_default_buffer_type(backend)
     galloc = t.gallocr_new()

@@ -54,14 +54,18 @@ EXAMPLES: list[tuple[str, tuple[str, str], dict[str, Any]]] = [
             (Node("n0", "gelu", ("x",)), Node("n1", "get_rows", ("x", "i1")), Node("n2", "gelu", ("x",)),
              Node("n3", "get_rows", ("n1", "i2"))), ("n0", "n2", "n3"))}),
     # ALLOC-13: one graph allocator, a graph of size 2048 then a small one reading its 8 inputs
-    # in place: rc.8 clears only the small graph's part of its hash table, so inputs whose slot
-    # lies beyond it are found with the earlier graph's counts (and are not reused in place)
+    # in place: rc.8 clears only the small graph's part of its hash table, so an input whose slot
+    # lies beyond it is found with the earlier graph's counts. Each input is still viewed by a
+    # live output of the first graph (n_i, in place of in_i), so each stale entry refuses the
+    # in-place reuse a fresh one allows. Which slot an input takes is its address modulo the
+    # table size (4099): the 8 inputs lie 400 bytes apart in one context, so at most one of them
+    # falls into the 131 slots rc.8 clears, whatever the addresses (with one input, as before
+    # 2026-12-02, the example missed about one process in 30: CI's did)
     ("alloc.one_graph_allocator_many_graphs", ("ub", "ALLOC-13"), {
         "sizes": [2048], "shared": True, "placement": CPU,
         "spec": GraphSpec(
             tuple(Leaf(f"in{i}", F32, (32, 2), -1, seed=i + 1) for i in range(8)),
-            (Node("n0", "add", ("in0", "in1")),
-             *(Node(f"n{i - 1}", "add", (f"n{i - 2}", f"in{i}")) for i in range(2, 8))), ("n6",))}),
+            tuple(Node(f"n{i}", "gelu", (f"in{i}",)) for i in range(8)), tuple(f"n{i}" for i in range(8)))}),
     # ALLOC-20: a graph input is placed only when its first reader is reached, so a node placed
     # earlier can take its memory and overwrite it before it is read
     ("alloc.inputs_are_not_overwritten", ("ok", "ALLOC-20"), {
