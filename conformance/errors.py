@@ -45,6 +45,13 @@ class NeedsPristineProcess(Exception):
     runs the scenario again in a worker forked from a process that never did."""
 
 
+class NeedsDeviceWorker(NeedsPristineProcess):
+    """The scenario starts a device that never crosses a fork (the WebGPU device), so it cannot
+    run in a check's worker, from which later examples are forked: the harness runs it in the
+    check's device worker (engine.isolate.LastingWorker, one per check, which keeps the device
+    for the check's next such example), else in a worker of its own."""
+
+
 class TargetUnavailable(Exception):
     """The target cannot be built or loaded here (a tool, the network or a file is missing)."""
 

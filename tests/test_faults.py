@@ -328,3 +328,47 @@ def test_an_interrupt_in_the_parent_kills_the_worker(tmp_path: Path) -> None:
     assert time.monotonic() - start < 5
     with pytest.raises(ProcessLookupError):
         os.kill(int(pid_file.read_text()), 0)
+
+
+def _lasting(request: tuple[str, int]) -> tuple[int, int]:
+    """A LastingWorker's function: what each request asks, with this process's pid."""
+    what, n = request
+    if what == "segfault":
+        _segfault()
+    if what == "hang":
+        isolate.traced_call("nap", time.sleep)(n)
+    if what == "raise":
+        raise ValueError(f"asked to raise {n}")
+    if what == "stderr":
+        sys.stderr.write(f"line {n}\n")
+    isolate.report(("seen", n))
+    return os.getpid(), n
+
+
+def test_a_lasting_worker_makes_call_after_call_in_one_process() -> None:
+    """engine.isolate.LastingWorker (the device worker of differential.run_on_target): each call
+    ends as run_forked's one does, with its own reports and stderr; a call that ends the worker
+    leaves the next one a new worker; an exception does not end it."""
+    worker = isolate.LastingWorker(_lasting)
+    try:
+        first, second = worker.call(("ok", 1)), worker.call(("stderr", 2))
+        assert (first.status, first.value[1], first.reports) == ("ok", 1, [("seen", 1)])
+        assert (second.status, second.value[1], second.reports, second.stderr) == ("ok", 2, [("seen", 2)], "line 2\n")
+        assert first.value[0] == second.value[0] != os.getpid()  # one worker, not this process
+        raised = worker.call(("raise", 3))
+        assert raised.status == "exception" and "asked to raise 3" in str(raised.value)
+        assert worker.call(("ok", 4)).value[0] == first.value[0]  # the same worker goes on
+        crashed = worker.call(("segfault", 5))
+        assert crashed.status == "signal" and crashed.stderr == ""
+        after = worker.call(("ok", 6))
+        assert after.status == "ok" and after.value[0] != first.value[0]  # a new worker
+        stuck = worker.call(("hang", 30), timeout=30, call_timeout=0.5)
+        assert stuck.status == "timeout" and stuck.call_stuck and stuck.where() == "in nap(...)"
+        assert worker.call(("ok", 7)).status == "ok"
+        with pytest.raises(isolate.Unsendable):
+            worker.call(("ok", lambda: 8))  # type: ignore[arg-type]
+        pid = worker.pid
+    finally:
+        worker.close()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # closed: it ended and was reaped

@@ -6,7 +6,9 @@ device an example asks for (`VDevParams()` but for its name: eager, every entry 
 ops, no failing compute, no base offset) becomes
 
 - on a C target, a backend on the process's WebGPU device (`ggspec_webgpu_init`), started on
-  first use in the worker that runs the example, never in the parent before a fork;
+  first use in the worker that runs the example, never in the parent before a fork: the check's
+  device worker (engine.isolate.LastingWorker), which keeps the device for the check's next
+  such example, or, for an example expected to die, a worker of its own;
 - on the reference, a virtual device of WebGPU's shape (`WEBGPU_SHAPE`): named WebGPU, the
   device's alignment, no `get_alloc_size` (a tensor needs its nbytes), and kernels of its own: supports_op is
   webgpu.c's (`webgpu_supports_op`, type by type), a graph holding anything else is refused
@@ -37,7 +39,7 @@ from ggspec.reference.tensor import Tensor
 from ggspec.reference.types import GGMLType, Op, blck_size, type_size
 from ggspec.reference.vdev import VDevParams
 
-from ..errors import DeviceRefused, MissingSymbol, MockOnly, NeedsPristineProcess
+from ..errors import DeviceRefused, MissingSymbol, MockOnly, NeedsDeviceWorker
 from ..target import IN_SHARED_WORKER, Target
 
 #: the device's minStorageBufferOffsetAlignment on lavapipe; a device with another alignment
@@ -153,8 +155,12 @@ class _WebGPUDevice:
         self.vdev_log = target.vdev_log
         self.buffer_bytes = target.buffer_bytes
         self.graph_compute = target.backend_graph_compute
+        self.backend_free = target.backend_free
+        self.close_target = getattr(target, "close", None)
         self.used = False
         self.is_c = hasattr(target, "lib")
+        #: the WebGPU backend of this example while it is not freed
+        self.backend: Any = None
 
     def init(self, params: VDevParams) -> Any:
         if self.used or not is_plain(params):
@@ -168,8 +174,9 @@ class _WebGPUDevice:
         t = self.target
         if IN_SHARED_WORKER.get():
             # a device started here could not be used by an example forked from here later (a
-            # Vulkan instance never crosses a fork), so the example runs in a worker of its own
-            raise NeedsPristineProcess("the WebGPU device starts only in a worker forked for one example")
+            # Vulkan instance never crosses a fork), so the example runs in the check's device
+            # worker (or, expected to die, in a worker of its own)
+            raise NeedsDeviceWorker("the WebGPU device starts only in a worker forked for examples")
         if not hasattr(t.lib, "ggspec_webgpu_init"):
             raise MissingSymbol(t.name, "ggspec_webgpu_init (a shim without the WebGPU backend)")
         from ggspec.native.webgpu import wgpu_library
@@ -186,7 +193,24 @@ class _WebGPUDevice:
             else WEBGPU_ALIGNMENT
         if alignment != WEBGPU_ALIGNMENT:
             raise MissingSymbol(t.name, f"a WebGPU device of alignment {WEBGPU_ALIGNMENT} (this one's is {alignment})")
+        self.backend = backend
         return backend
+
+    def free(self, backend: Any) -> None:
+        if self.backend is not None and backend == self.backend:
+            self.backend = None
+        self.backend_free(backend)
+
+    def close(self) -> None:
+        """The example is over: first the WebGPU backend it left unfreed is synchronized, so that no
+        get_async of it is still to deliver into host memory the target frees now (the device
+        outlives the example in the check's device worker, where the next example waits on the
+        same queue); then the target's own close."""
+        if self.backend is not None:
+            backend, self.backend = self.backend, None
+            self.target.backend_synchronize(backend)
+        if self.close_target is not None:
+            self.close_target()
 
     def _is_webgpu_backend(self, backend: Any) -> bool:
         return bool(self.used and self.target.backend_name(backend) == WEBGPU_NAME)
@@ -238,5 +262,6 @@ def install(target: Target) -> Target:
     t: Any = target
     t.vdev_init, t.vdev_pending, t.vdev_counters, t.vdev_log = dev.init, dev.pending, dev.counters, dev.log
     t.buffer_bytes, t.backend_graph_compute = dev.bytes_of, dev.compute
+    t.backend_free, t.close = dev.free, dev.close
     t.device = "webgpu"
     return target

@@ -32,13 +32,21 @@ from typing import Any
 
 from ggspec.reference.clauses import NotBinding, Profile, SpecViolation, UndefinedBehaviour, clause
 
-from ..errors import ErratumDifference, ExampleTimeout, Mismatch, MissingSymbol, NeedsPristineProcess, Unsupported
+from ..errors import (
+    ErratumDifference,
+    ExampleTimeout,
+    Mismatch,
+    MissingSymbol,
+    NeedsDeviceWorker,
+    NeedsPristineProcess,
+    Unsupported,
+)
 from ..target import IN_SHARED_WORKER, selected_device
 from ..target_names import asserts_compiled_in, default_profile
 from . import isolate
 from .difference import describe
 from .plugins import enter_pristine_worker, make_target
-from .registry import Check, Recorder
+from .registry import CHECKS, Check, Recorder
 
 
 @dataclass
@@ -185,10 +193,19 @@ class RunState:
     errata_seen: dict[str, tuple[str, str]] = field(default_factory=dict)
     #: what the target did after undefined-behaviour points while the check ran
     ub_seen: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: the worker that runs this check's examples on a device that never crosses a fork (started
+    #: by the first such example, ended by `close`)
+    device_worker: isolate.LastingWorker | None = None
 
     def example_limit(self) -> float:
         """Seconds one example may take in all."""
         return EXAMPLE_FACTOR * self.example_timeout
+
+    def close(self) -> None:
+        """The check is over: end its device worker."""
+        if self.device_worker is not None:
+            self.device_worker.close()
+            self.device_worker = None
 
 
 def _run_in_pristine_worker(chk: Check, args: dict[str, Any], target_name: str, profile: Profile) -> Outcome:
@@ -206,14 +223,51 @@ def run_on_target(chk: Check, args: dict[str, Any], target_name: str, profile: P
         shared = IN_SHARED_WORKER.set(True)
         try:
             return _run_in_process(chk, args, target_name, profile)
+        except NeedsDeviceWorker:
+            device = True
         except NeedsPristineProcess:
-            pass
+            device = False
         finally:
             IN_SHARED_WORKER.reset(shared)
+        if device:
+            out = _run_in_device_worker(chk, args, target_name, profile, state)
+            if out is not None:
+                return out
     limit = state.example_timeout
     isolate.beat(state.example_limit() + GRACE, f"{chk.name}: an example in a forked worker")  # its own watchdog fires first
     forked = isolate.run_forked(lambda: _run_in_pristine_worker(chk, args, target_name, profile), timeout=state.example_limit(),
                                 call_timeout=limit, full_args=True, python_traceback=False)
+    logs_at = {r.observations: r.entries for r in forked.reports if isinstance(r, LogSnapshot)}
+    forked.reports = [r for r in forked.reports if not isinstance(r, LogSnapshot)]
+    out = _forked_outcome(forked, limit, state)
+    out.logs_at = logs_at
+    return out
+
+
+def _device_example(payload: tuple[str, dict[str, Any], str, Profile]) -> Outcome:
+    """In the device worker: one example, its entry log sent after each observation. The worker
+    is not a pristine one: an example that uses a registry that cannot be reset raises
+    NeedsPristineProcess there, and runs again in a worker of its own."""
+    name, args, target_name, profile = payload
+    return _run_in_process(CHECKS[name], args, target_name, profile, tap_log=True)
+
+
+def _run_in_device_worker(chk: Check, args: dict[str, Any], target_name: str, profile: Profile,
+                          state: RunState) -> Outcome | None:
+    """The example in the check's device worker (started here by the check's first such
+    example); None where it must run in a worker of its own instead (it needs a pristine
+    registry, or its arguments cannot be sent)."""
+    if state.device_worker is None:
+        state.device_worker = isolate.LastingWorker(_device_example, full_args=True)
+    limit = state.example_timeout
+    isolate.beat(state.example_limit() + GRACE, f"{chk.name}: an example in the device worker")
+    try:
+        forked = state.device_worker.call((chk.name, args, target_name, profile), timeout=state.example_limit(),
+                                          call_timeout=limit)
+    except isolate.Unsendable:
+        return None
+    if forked.status == "exception" and isinstance(forked.value, NeedsPristineProcess):
+        return None
     logs_at = {r.observations: r.entries for r in forked.reports if isinstance(r, LogSnapshot)}
     forked.reports = [r for r in forked.reports if not isinstance(r, LogSnapshot)]
     out = _forked_outcome(forked, limit, state)

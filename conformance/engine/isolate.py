@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import faulthandler
+import functools
 import gc
 import mmap
 import os
@@ -257,6 +258,49 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+def _enter_worker(parent: int, rfd: int, err: Any, tb: Any, slot: mmap.mmap, wfd: int, reports: bool,
+                  full_args: bool) -> None:
+    """In a child right after the fork: become a worker that reports through `wfd`."""
+    # what it inherited is never garbage it must collect: its collections skip those objects
+    # (else each one walks, and so copies, every page of the parent's heap)
+    gc.freeze()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent(parent)
+    os.close(rfd)
+    os.dup2(err.fileno(), 2)
+    # fresh stream objects: a thread of the parent may have held the old ones' locks at the fork
+    sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
+    try:
+        sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
+    except OSError:  # no fd 1
+        pass
+    SUPERVISOR.live.clear()
+    if tb is not None:
+        faulthandler.enable(file=tb)  # a crash's Python traceback, apart from the target's stderr
+    else:  # (not the parent's, inherited: that would write into the parent's file)
+        faulthandler.disable()
+    WORKER.channel, WORKER.send_reports, WORKER.slot = wfd, reports, slot
+    WORKER.full_args = full_args or WORKER.full_args
+
+
+def _call_and_send(fn: Callable[[], Any], wfd: int) -> bool:
+    """In a worker: call `fn` and send how it ended as the final frame; False if the pipe is gone."""
+    try:
+        result: tuple[str, Any] = ("ok", fn())
+    except BaseException as exc:  # noqa: BLE001 - every ending is reported to the parent
+        result = ("exception", exc)
+    try:
+        blob = _FINAL + pickle.dumps(result)
+    except Exception as exc:  # noqa: BLE001
+        blob = _FINAL + pickle.dumps(("exception", RuntimeError(f"unpicklable result: {exc!r}: {result!r}")))
+    try:
+        os.write(wfd, struct.pack("<I", len(blob)) + blob)
+    except OSError:
+        return False
+    return True
+
+
 def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | None = None,
                reports: bool = True, call_timeout: float | None = None, full_args: bool = False,
                python_traceback: bool = True) -> Forked:
@@ -286,41 +330,8 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | No
     _find_prctl()
     pid = os.fork()
     if pid == 0:  # the worker
-        # what it inherited is never garbage it must collect: its collections skip those objects
-        # (else each one walks, and so copies, every page of the parent's heap)
-        gc.freeze()
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        _die_with_parent(parent)
-        os.close(rfd)
-        os.dup2(err.fileno(), 2)
-        # fresh stream objects: a thread of the parent may have held the old ones' locks at the fork
-        sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
-        try:
-            sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
-        except OSError:  # no fd 1
-            pass
-        SUPERVISOR.live.clear()
-        if python_traceback:
-            assert tb is not None
-            faulthandler.enable(file=tb)  # a crash's Python traceback, apart from the target's stderr
-        else:  # (not the parent's, inherited: that would write into the parent's file)
-            faulthandler.disable()
-        WORKER.channel, WORKER.send_reports, WORKER.slot = wfd, reports, slot
-        WORKER.full_args = full_args or WORKER.full_args
-        code = 0
-        try:
-            result: tuple[str, Any] = ("ok", fn())
-        except BaseException as exc:  # noqa: BLE001 - every ending is reported to the parent
-            result = ("exception", exc)
-        try:
-            blob = _FINAL + pickle.dumps(result)
-        except Exception as exc:  # noqa: BLE001
-            blob = _FINAL + pickle.dumps(("exception", RuntimeError(f"unpicklable result: {exc!r}: {result!r}")))
-        try:
-            os.write(wfd, struct.pack("<I", len(blob)) + blob)
-        except OSError:
-            code = 3
+        _enter_worker(parent, rfd, err, tb, slot, wfd, reports, full_args)
+        code = 0 if _call_and_send(fn, wfd) else 3
         sys.stderr.flush()
         os._exit(code)
 
@@ -357,10 +368,16 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | No
         tb.seek(0)
         traceback = tb.read().decode("utf-8", errors="replace")
         tb.close()
+    return _ending(chunks, why, last_beat, status, stderr, traceback, slot)
+
+
+def _ending(chunks: list[bytes], why: str, last_beat: str, status: int, stderr: str, traceback: str,
+            slot: mmap.mmap) -> Forked:
+    """How a worker's call ended, from its frames, the watchdog's verdict (`why`: "" or a
+    deadline) and, where it exited, its wait status (0 where it still runs or was killed)."""
     call, in_call = _read_slot(slot)
     if in_call:  # the worker died in it: for a watchdog further up, that call is over
         slot[0] = _RETURNED
-
     got: list[Any] = []
     final: tuple[str, Any] | None = None
     for kind, value in _frames(b"".join(chunks)):
@@ -369,7 +386,7 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | No
         elif kind == _FINAL:
             final = value
     out = Forked("exit", stderr=stderr, reports=got, traceback=traceback, call=call, in_call=in_call, beat=last_beat)
-    if timed_out:
+    if why:
         out.status, out.budget_spent, out.call_stuck = "timeout", why == "budget", why == "call"
     elif os.WIFSIGNALED(status):
         out.status, out.signum = "signal", os.WTERMSIG(status)
@@ -378,6 +395,139 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | No
     else:
         out.status, out.value = final
     return out
+
+
+class Unsendable(Exception):
+    """A LastingWorker's call whose value cannot be pickled to the worker."""
+
+
+class LastingWorker:
+    """A forked worker that makes one call after another, each watched as `run_forked` watches
+    its one: for the examples of one check that share what the worker started and that cannot
+    cross a fork (the WebGPU device, conformance/adapters/webgpu_device.py), so the device is
+    started once per check instead of once per example.
+
+    `call(value)` runs `fn(value)` in the worker (`value` is pickled to it) and returns how it
+    ended as a `Forked`: its result, its reports, the stderr it wrote during this call. A call
+    that ends the worker (a signal, an exit, a timeout: the worker is killed) leaves none, and
+    the next call forks a new one. `close()` ends the worker; a worker also dies with the process
+    that forked it. The worker runs nothing else than `fn`, and no Python traceback is kept."""
+
+    def __init__(self, fn: Callable[[Any], Any], full_args: bool = False) -> None:
+        self.fn, self.full_args = fn, full_args
+        self.pid = 0
+        self._to = self._from = -1
+        self._err: Any = None
+        self._slot: mmap.mmap | None = None
+
+    def _start(self) -> None:
+        if SUPERVISOR.stopping:
+            raise WorkersStopped()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self._slot = WORKER.slot if WORKER.slot is not None else mmap.mmap(-1, _SLOT_BYTES)
+        req_r, req_w = os.pipe()
+        rfd, wfd = os.pipe()
+        self._err = tempfile.TemporaryFile()
+        parent = os.getpid()
+        _find_prctl()
+        pid = os.fork()
+        if pid == 0:  # the worker: one request after another, until the parent closes the pipe
+            os.close(req_w)
+            _enter_worker(parent, rfd, self._err, None, self._slot, wfd, True, self.full_args)
+            fn = self.fn
+            while True:
+                request = _read_frame(req_r)
+                if request is None:
+                    os._exit(0)
+                value = pickle.loads(request)
+                if not _call_and_send(functools.partial(fn, value), wfd):
+                    os._exit(3)
+                sys.stderr.flush()
+        os.close(req_r)
+        os.close(wfd)
+        self.pid, self._to, self._from = pid, req_w, rfd
+
+    def call(self, value: Any, timeout: float = 600.0, call_timeout: float | None = None) -> Forked:
+        """`fn(value)` in the worker; `Unsendable` where `value` cannot be pickled."""
+        try:
+            blob = pickle.dumps(value)
+        except Exception as exc:  # noqa: BLE001 - whatever pickle raises, the caller runs it elsewhere
+            raise Unsendable(f"{type(exc).__name__}: {exc}") from None
+        if self.pid and os.waitpid(self.pid, os.WNOHANG)[0] == self.pid:  # it died between calls
+            self.pid = 0
+            self.close()
+        if self.pid == 0:
+            self._start()
+        assert self._slot is not None and self._err is not None
+        slot = self._slot
+        slot[0] = _IDLE
+        struct.pack_into("<I", slot, _SEQ, 0)
+        start = self._err.seek(0, os.SEEK_END)
+        SUPERVISOR.live.add(self.pid)
+        try:
+            os.write(self._to, struct.pack("<I", len(blob)) + blob)
+            chunks, why, last_beat = _watch(self._from, timeout, None, slot, call_timeout, until_final=True)
+        except BaseException:  # an interrupt or an error in this process: the worker goes first
+            self.close()
+            raise
+        finally:
+            SUPERVISOR.live.discard(self.pid)
+        if SUPERVISOR.stopping:
+            self.close()
+            raise WorkersStopped()
+        ended = why != "" or not any(kind == _FINAL for kind, _ in _frames(b"".join(chunks)))
+        status = 0
+        if ended:  # dead, or killed now: its wait status says how
+            if why:
+                _kill(self.pid)
+            else:
+                _, status = os.waitpid(self.pid, 0)
+        self._err.seek(start)
+        stderr = self._err.read().decode("utf-8", errors="replace")
+        out = _ending(chunks, why, last_beat, status, stderr, "", slot)
+        if ended:
+            self.pid = 0
+            self.close()
+        return out
+
+    def close(self) -> None:
+        """End the worker (it leaves its loop when its request pipe closes)."""
+        for fd in (self._to, self._from):
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._to = self._from = -1
+        if self.pid:
+            try:
+                os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                pass
+            self.pid = 0
+        if self._err is not None:
+            self._err.close()
+            self._err = None
+
+
+def _read_frame(fd: int) -> bytes | None:
+    """One length-prefixed frame from `fd`, or None at the end of the pipe."""
+    head = _read_exactly(fd, 4)
+    if head is None:
+        return None
+    (n,) = struct.unpack("<I", head)
+    return _read_exactly(fd, n)
+
+
+def _read_exactly(fd: int, n: int) -> bytes | None:
+    data = b""
+    while len(data) < n:
+        chunk = os.read(fd, n - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
 
 
 def _kill(pid: int) -> None:
@@ -389,9 +539,10 @@ def _kill(pid: int) -> None:
 
 
 def _watch(rfd: int, timeout: float, budget: float | None, slot: mmap.mmap,
-           call_timeout: float | None) -> tuple[list[bytes], str, str]:
-    """Read the worker's frames until it closes the pipe ("") or a deadline passes ("beat",
-    "call" or "budget"); also the note of the last beat."""
+           call_timeout: float | None, until_final: bool = False) -> tuple[list[bytes], str, str]:
+    """Read the worker's frames until it closes the pipe (""), or sends its final frame where
+    `until_final` (a LastingWorker's call, ""), or a deadline passes ("beat", "call" or "budget");
+    also the note of the last beat."""
     chunks: list[bytes] = []
     start = time.monotonic()
     deadline = start + timeout
@@ -426,6 +577,8 @@ def _watch(rfd: int, timeout: float, budget: float | None, slot: mmap.mmap,
             if len(pending) < 4 + n:
                 break
             frame, pending = pending[4 : 4 + n], pending[4 + n :]
+            if until_final and frame[:1] == _FINAL:
+                return chunks, "", last_beat
             if frame[:1] == _BEAT:
                 beat = _unpickle(_BEAT, frame[1:])
                 if beat is not _UNREADABLE:

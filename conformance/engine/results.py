@@ -67,6 +67,10 @@ class RunConfig:
     max_examples: int | None = None
     seed: int = field(default_factory=lambda: random.getrandbits(32))
     derandomize: bool = False
+    #: shrink a failing example to a small one (hypothesis' shrink phase). Off, a check's verdict
+    #: and clauses are the same and its reproducer is the first failing example as drawn: for a
+    #: caller that needs only which checks fail (tests/sched_defects.py's downstream checks)
+    shrink: bool = True
     #: seconds one example may take on the target (and the target's loading): a hang past it is
     #: the check's `timeout` verdict, naming the API call in progress
     timeout: float = DEFAULT_TIMEOUT

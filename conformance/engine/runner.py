@@ -40,10 +40,11 @@ def load_checks() -> dict[str, Check]:
 
 
 def _settings(cfg: RunConfig, **extra: Any) -> settings:
-    """Hypothesis' settings for one check of the run: the run's size, seed mode, no database."""
+    """Hypothesis' settings for one check of the run: the run's size, seed mode, no database,
+    shrinking unless the run turns it off (RunConfig.shrink)."""
+    phases = [Phase.explicit, Phase.generate] + ([Phase.shrink] if cfg.shrink else [])
     return settings(max_examples=cfg.examples, deadline=None, derandomize=cfg.derandomize, database=None,
-                    suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.generate, Phase.shrink],
-                    print_blob=False, **extra)
+                    suppress_health_check=list(HealthCheck), phases=phases, print_blob=False, **extra)
 
 
 def _hypothesis_test(chk: Check, cfg: RunConfig, counter: list[int], state: RunState) -> Callable[[], None]:
@@ -94,8 +95,13 @@ def _machine_test(chk: Check, cfg: RunConfig, counter: list[int], state: RunStat
 
 def run_check_here(chk: Check, cfg: RunConfig, state: RunState | None = None) -> CheckResult:
     """Run one check in this process; a target crash here ends this process. `state`: what its
-    examples share (a fresh one from `cfg` by default)."""
-    state = state if state is not None else RunState(example_timeout=cfg.timeout)
+    examples share (a fresh one from `cfg` by default, closed when the check is over)."""
+    if state is None:
+        state = RunState(example_timeout=cfg.timeout)
+        try:
+            return run_check_here(chk, cfg, state)
+        finally:
+            state.close()
     counter = [0]
     start = time.monotonic()
     if chk.sizes is not None and cfg.size not in chk.sizes:  # registry.only_at: not run, and said so
@@ -148,7 +154,10 @@ def _vector(exc: BaseException, cfg: RunConfig) -> str:
 def _run_and_collect(chk: Check, cfg: RunConfig, fork_each: bool = False) -> CheckResult:
     _preload(cfg)
     state = RunState(example_timeout=cfg.timeout, fork_every_example=fork_each)
-    result = run_check_here(chk, cfg, state)
+    try:
+        result = run_check_here(chk, cfg, state)
+    finally:
+        state.close()
     result.errata = dict(state.errata_seen)
     result.ub = dict(state.ub_seen)
     return result

@@ -7,7 +7,8 @@ A check's verdict is stored under a key made of everything it depends on:
 - the check's source: its module, the private helpers of conformance/checks and what checks draw
   (conformance/inputs), and the engine that runs and judges it (conformance/engine);
 - the reference's source (reference/*.py) and the spec (spec/*.md);
-- the seed (or --derandomize), the examples per check (--size, --max-examples) and the profile.
+- the seed (or --derandomize), the examples per check (--size, --max-examples), whether a
+  failing example is shrunk (RunConfig.shrink) and the profile.
 
 Only a run with a fixed seed (`--seed N` or `--derandomize`) uses the cache: without one each run
 draws new examples, and a stored verdict would not be the verdict of this run. Only pass, fail and
@@ -91,7 +92,8 @@ def key(chk: Check, cfg: RunConfig, target: dict[str, Any]) -> str:
     module = ROOT.joinpath(*chk.module.split(".")[1:]).with_suffix(".py")  # ggspec.conformance.checks.x
     parts = {"check": chk.name, "check_source": _digest([module]) if module.is_file() else chk.module,
              "shared_source": shared, "reference_source": reference, "target": target, "seed": cfg.seed,
-             "derandomize": cfg.derandomize, "examples": cfg.examples, "profile": cfg.profile.value}
+             "derandomize": cfg.derandomize, "examples": cfg.examples, "shrink": cfg.shrink,
+             "profile": cfg.profile.value}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 

@@ -326,3 +326,47 @@ def test_replay_refuses_an_unknown_device() -> None:
 
     with pytest.raises(ValueError, match="unknown device 'metal'; known: vdev, webgpu"):
         replay("ops.same_type_copy_rows", target="native", profile="fixed", args={}, device="metal")
+
+
+_DEVICE_WORKER = """
+import json, os, sys
+os.environ["GGSPEC_DEVICE"] = "webgpu"
+from hypothesis import Phase, given, settings, strategies as st
+from ggspec.conformance.engine.differential import RunState, run_on_target
+from ggspec.conformance.engine.runner import load_checks
+from ggspec.reference.clauses import Profile
+
+chk = load_checks()[sys.argv[1]]
+drawn = []
+
+@settings(max_examples=4, database=None, derandomize=True, phases=[Phase.generate])
+@given(st.fixed_dictionaries(chk.strategies))
+def collect(args):
+    drawn.append(args)
+
+collect()
+shared, pids, same = RunState(), [], []
+for args in drawn:
+    in_device_worker = run_on_target(chk, args, "native", Profile.FIXED, False, shared)
+    pids.append(shared.device_worker.pid if shared.device_worker is not None else 0)
+    own = run_on_target(chk, args, "native", Profile.FIXED, False, RunState(fork_every_example=True))
+    same.append([in_device_worker.ending, own.ending,
+                 repr(in_device_worker.observations) == repr(own.observations)])
+shared.close()
+print(json.dumps({"pids": pids, "same": same, "closed": shared.device_worker is None}))
+"""
+
+
+def test_a_checks_webgpu_examples_share_one_device_worker_and_end_as_in_their_own() -> None:
+    """The examples of a check that use the WebGPU device run in one device worker (the device
+    starts once per check, docs/webgpu.md), and each ends with the observations it has in a
+    worker of its own. In a fresh process: one that had started WebGPU could not fork it."""
+    _require_webgpu()
+    proc = subprocess.run([sys.executable, "-c", _DEVICE_WORKER, "sched.buffer_owner"], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    used = [pid for pid in got["pids"] if pid != 0]  # 0: the example did not use WebGPU (the first does not)
+    assert len(used) >= 2 and set(used) == {used[0]}, got["pids"]  # one device worker for all of them
+    assert got["same"] == [["ok", "ok", True]] * 4, got["same"]
+    assert got["closed"]
