@@ -52,6 +52,11 @@ class NeedsDeviceWorker(NeedsPristineProcess):
     for the check's next such example), else in a worker of its own."""
 
 
+class Unsendable(Exception):
+    """A value that cannot be pickled to a lasting worker (engine.isolate.LastingWorker.call): the
+    caller runs that example in a worker of its own instead."""
+
+
 class TargetUnavailable(Exception):
     """The target cannot be built or loaded here (a tool, the network or a file is missing)."""
 

@@ -19,6 +19,7 @@ from ggspec.conformance.engine import isolate
 from ggspec.conformance.engine.results import RunConfig
 from ggspec.conformance.engine.runner import load_checks, run_check
 from ggspec.conformance.engine.stream import read as read_stream
+from ggspec.conformance.errors import Unsendable
 from ggspec.native.build import build_variant
 from ggspec.reference.clauses import Profile
 
@@ -365,7 +366,7 @@ def test_a_lasting_worker_makes_call_after_call_in_one_process() -> None:
         stuck = worker.call(("hang", 30), timeout=30, call_timeout=0.5)
         assert stuck.status == "timeout" and stuck.call_stuck and stuck.where() == "in nap(...)"
         assert worker.call(("ok", 7)).status == "ok"
-        with pytest.raises(isolate.Unsendable):
+        with pytest.raises(Unsendable):
             worker.call(("ok", lambda: 8))  # type: ignore[arg-type]
         pid = worker.pid
     finally:

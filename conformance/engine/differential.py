@@ -39,6 +39,7 @@ from ..errors import (
     MissingSymbol,
     NeedsDeviceWorker,
     NeedsPristineProcess,
+    Unsendable,
     Unsupported,
 )
 from ..target import IN_SHARED_WORKER, selected_device
@@ -264,7 +265,7 @@ def _run_in_device_worker(chk: Check, args: dict[str, Any], target_name: str, pr
     try:
         forked = state.device_worker.call((chk.name, args, target_name, profile), timeout=state.example_limit(),
                                           call_timeout=limit)
-    except isolate.Unsendable:
+    except Unsendable:
         return None
     if forked.status == "exception" and isinstance(forked.value, NeedsPristineProcess):
         return None

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import WorkersStopped
+from ..errors import Unsendable, WorkersStopped
 
 #: the size of the shared page that holds the call in progress
 _SLOT_BYTES = 4096
@@ -395,10 +395,6 @@ def _ending(chunks: list[bytes], why: str, last_beat: str, status: int, stderr: 
     else:
         out.status, out.value = final
     return out
-
-
-class Unsendable(Exception):
-    """A LastingWorker's call whose value cannot be pickled to the worker."""
 
 
 class LastingWorker:
