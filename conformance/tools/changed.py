@@ -144,7 +144,13 @@ def reasons(paths: list[str], checks: Mapping[str, Check], root: Path | None = N
     root = ROOT if root is None else root
     places = enforcing_places()
     reference = {p.stem for p in (root / "reference").glob("*.py")}
-    importers = _importers(root / "conformance")
+    found: list[dict[str, set[str]]] = []
+
+    def importers() -> dict[str, set[str]]:  # read only for a change in checks/ or inputs/ (0.6 s of parsing)
+        if not found:
+            found.append(_importers(root / "conformance"))
+        return found[0]
+
     out: list[Reason] = []
     for path in paths:
         p = Path(path)
@@ -166,14 +172,14 @@ def reasons(paths: list[str], checks: Mapping[str, Check], root: Path | None = N
             clauses = {cid for cid, c in catalogue().items() if c.chapter == p.name}
             out.append(Reason(path, f"chapter of {_span(clauses)}", _checks_of_clauses(clauses, checks)))
         elif parts[:2] == ("conformance", "checks") and p.suffix == ".py" and stem != "__init__":
-            stems = {stem} | importers.get(f"checks.{stem}", set())
+            stems = {stem} | importers().get(f"checks.{stem}", set())
             why = f"check module{', imported by ' + ', '.join(sorted(stems - {stem})) if stems - {stem} else ''}"
             if not _checks_of_modules({stem}, checks):  # it adds examples to the checks of the modules it imports
                 stems |= {m.split(".", 1)[1] for m in _imports(root / p, "checks") if m.startswith("checks.")}
                 why = f"adds to the checks of {', '.join(sorted(stems - {stem})) or 'no module'}"
             out.append(Reason(path, why, _checks_of_modules(stems, checks)))
         elif parts[:2] == ("conformance", "inputs") and p.suffix == ".py" and stem != "__init__":
-            stems = importers.get(f"inputs.{stem}", set())
+            stems = importers().get(f"inputs.{stem}", set())
             out.append(Reason(path, f"strategies imported by {', '.join(sorted(stems)) or 'no check module'}",
                               _checks_of_modules(stems, checks)))
         else:
