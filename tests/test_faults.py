@@ -373,3 +373,27 @@ def test_a_lasting_worker_makes_call_after_call_in_one_process() -> None:
         worker.close()
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)  # closed: it ended and was reaped
+
+
+def test_an_interrupt_during_a_lasting_workers_call_kills_it(tmp_path: Path) -> None:
+    """An interrupt while a LastingWorker's call hangs in the worker ends the worker at once (the
+    worker is not between calls, so closing its pipe would not end it)."""
+    import signal
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    worker = isolate.LastingWorker(_lasting)
+    assert worker.call(("ok", 1)).status == "ok"
+    pid = worker.pid
+    old = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 0.5)
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            worker.call(("hang", 30), timeout=60)
+    finally:
+        signal.signal(signal.SIGALRM, old)
+    assert time.monotonic() - start < 5 and worker.pid == 0
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)

@@ -465,6 +465,8 @@ class LastingWorker:
             os.write(self._to, struct.pack("<I", len(blob)) + blob)
             chunks, why, last_beat = _watch(self._from, timeout, None, slot, call_timeout, until_final=True)
         except BaseException:  # an interrupt or an error in this process: the worker goes first
+            _kill(self.pid)  # (it may be inside the call: closing its pipe would not end it)
+            self.pid = 0
             self.close()
             raise
         finally:
@@ -488,7 +490,8 @@ class LastingWorker:
         return out
 
     def close(self) -> None:
-        """End the worker (it leaves its loop when its request pipe closes)."""
+        """End the worker, which is between calls (it leaves its loop when its request pipe
+        closes)."""
         for fd in (self._to, self._from):
             if fd >= 0:
                 try:
