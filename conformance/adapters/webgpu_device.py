@@ -197,7 +197,7 @@ class _WebGPUDevice:
         return backend
 
     def free(self, backend: Any) -> None:
-        if self.backend is not None and backend == self.backend:
+        if backend == self.backend:
             self.backend = None
         self.backend_free(backend)
 

@@ -238,11 +238,7 @@ def run_on_target(chk: Check, args: dict[str, Any], target_name: str, profile: P
     isolate.beat(state.example_limit() + GRACE, f"{chk.name}: an example in a forked worker")  # its own watchdog fires first
     forked = isolate.run_forked(lambda: _run_in_pristine_worker(chk, args, target_name, profile), timeout=state.example_limit(),
                                 call_timeout=limit, full_args=True, python_traceback=False)
-    logs_at = {r.observations: r.entries for r in forked.reports if isinstance(r, LogSnapshot)}
-    forked.reports = [r for r in forked.reports if not isinstance(r, LogSnapshot)]
-    out = _forked_outcome(forked, limit, state)
-    out.logs_at = logs_at
-    return out
+    return _forked_outcome(forked, limit, state)
 
 
 def _device_example(payload: tuple[str, dict[str, Any], str, Profile]) -> Outcome:
@@ -269,14 +265,19 @@ def _run_in_device_worker(chk: Check, args: dict[str, Any], target_name: str, pr
         return None
     if forked.status == "exception" and isinstance(forked.value, NeedsPristineProcess):
         return None
+    return _forked_outcome(forked, limit, state)
+
+
+def _forked_outcome(forked: isolate.Forked, limit: float, state: RunState) -> Outcome:
+    """How an example in a worker ended, with the entry logs it sent after each observation."""
     logs_at = {r.observations: r.entries for r in forked.reports if isinstance(r, LogSnapshot)}
     forked.reports = [r for r in forked.reports if not isinstance(r, LogSnapshot)]
-    out = _forked_outcome(forked, limit, state)
+    out = _ending_of(forked, limit, state)
     out.logs_at = logs_at
     return out
 
 
-def _forked_outcome(forked: isolate.Forked, limit: float, state: RunState) -> Outcome:
+def _ending_of(forked: isolate.Forked, limit: float, state: RunState) -> Outcome:
     if forked.status == "timeout":
         how = (f"hung for {limit:g} s {forked.where()}" if forked.call_stuck
                else f"did not finish within {state.example_limit():g} s {forked.where()}".strip())

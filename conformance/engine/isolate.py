@@ -368,10 +368,10 @@ def run_forked(fn: Callable[[], Any], timeout: float = 600.0, budget: float | No
         tb.seek(0)
         traceback = tb.read().decode("utf-8", errors="replace")
         tb.close()
-    return _ending(chunks, why, last_beat, status, stderr, traceback, slot)
+    return _ending(_frames(b"".join(chunks)), why, last_beat, status, stderr, traceback, slot)
 
 
-def _ending(chunks: list[bytes], why: str, last_beat: str, status: int, stderr: str, traceback: str,
+def _ending(frames: list[tuple[bytes, Any]], why: str, last_beat: str, status: int, stderr: str, traceback: str,
             slot: mmap.mmap) -> Forked:
     """How a worker's call ended, from its frames, the watchdog's verdict (`why`: "" or a
     deadline) and, where it exited, its wait status (0 where it still runs or was killed)."""
@@ -380,7 +380,7 @@ def _ending(chunks: list[bytes], why: str, last_beat: str, status: int, stderr: 
         slot[0] = _RETURNED
     got: list[Any] = []
     final: tuple[str, Any] | None = None
-    for kind, value in _frames(b"".join(chunks)):
+    for kind, value in frames:
         if kind == _REPORT:
             got.append(value)
         elif kind == _FINAL:
@@ -474,7 +474,8 @@ class LastingWorker:
         if SUPERVISOR.stopping:
             self.close()
             raise WorkersStopped()
-        ended = why != "" or not any(kind == _FINAL for kind, _ in _frames(b"".join(chunks)))
+        frames = _frames(b"".join(chunks))
+        ended = why != "" or not any(kind == _FINAL for kind, _ in frames)
         status = 0
         if ended:  # dead, or killed now: its wait status says how
             if why:
@@ -483,7 +484,7 @@ class LastingWorker:
                 _, status = os.waitpid(self.pid, 0)
         self._err.seek(start)
         stderr = self._err.read().decode("utf-8", errors="replace")
-        out = _ending(chunks, why, last_beat, status, stderr, "", slot)
+        out = _ending(frames, why, last_beat, status, stderr, "", slot)
         if ended:
             self.pid = 0
             self.close()
