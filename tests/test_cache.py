@@ -94,7 +94,38 @@ def test_the_key_changes_with_each_of_its_parts(tmp_path: Path, monkeypatch: pyt
 
 def test_only_settled_verdicts_are_stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GGSPEC_CACHE", str(tmp_path))
-    cache.store("a", CheckResult("x.a", ("TDATA-4",), "crash", 2, "boom"))
-    cache.store("b", CheckResult("x.b", ("TDATA-4",), "fail", 2, "why", errata={"TDATA-3": ("fail", "d")}))
-    assert cache.load("a") is None
-    assert cache.load("b") == CheckResult("x.b", ("TDATA-4",), "fail", 2, "why", errata={"TDATA-3": ("fail", "d")})
+    cache.store("a", CheckResult("x.a", ("TDATA-4",), "crash", 2, "boom"), "vdev")
+    cache.store("b", CheckResult("x.b", ("TDATA-4",), "fail", 2, "why", errata={"TDATA-3": ("fail", "d")}), "vdev")
+    assert cache.load("a", "vdev") is None
+    assert cache.load("b", "vdev") == CheckResult("x.b", ("TDATA-4",), "fail", 2, "why", errata={"TDATA-3": ("fail", "d")})
+
+
+def test_a_verdict_crosses_devices_only_when_no_example_asked_for_one(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A verdict of the mock is the WebGPU run's only when the check asked for no plain device
+    (engine/reach.py), and the other way round; the device's own verdict comes first."""
+    monkeypatch.setenv("GGSPEC_CACHE", str(tmp_path))
+    free = CheckResult("x.free", ("TDATA-4",), "pass", 3)
+    used = CheckResult("x.used", ("BACK-9",), "pass", 3, reached_device=True)
+    cache.store("free", free, "vdev")
+    cache.store("used", used, "vdev")
+    assert cache.load("free", "webgpu") == free and cache.load("free", "vdev") == free
+    assert cache.load("used", "webgpu") is None and cache.load("used", "vdev") == used
+    on_webgpu = CheckResult("x.used", ("BACK-9",), "fail", 3, "on WebGPU", reached_device=True)
+    cache.store("used", on_webgpu, "webgpu")
+    assert cache.load("used", "webgpu") == on_webgpu and cache.load("used", "vdev") == used
+
+
+def test_the_webgpu_run_does_not_reuse_the_mocks_verdict_of_a_check_that_uses_a_device(tmp_path: Path) -> None:
+    """The defect this fixed: the key had no device, so a run with `--device webgpu` reused the
+    mock's verdicts of every check, those that put tensors on the device among them. The
+    reference stands in for a C target (its plain device becomes WebGPU's shape, no GPU needed)."""
+    run = ["check", "--target", "reference", "--select", "core.new_tensors_are_contiguous", "--select",
+           "copy.copy_needs_every_field_equal", "--max-examples", "3", "--seed", "11"]
+    first = ggspec(tmp_path, *run)
+    assert first.returncode == 0, first.stderr
+    assert "verdict cache: 0 of 2 check(s) reused" in first.stderr
+    on_webgpu = ggspec(tmp_path, *run, "--device", "webgpu")
+    assert on_webgpu.returncode == 0, on_webgpu.stderr
+    assert "verdict cache: 1 of 2 check(s) reused" in on_webgpu.stderr  # the core check, which makes no device (the copy
+    # check's explicit examples put tensors on a plain one)

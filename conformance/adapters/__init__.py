@@ -106,10 +106,11 @@ def make_target(name: str, profile: Profile | None = None) -> Target:
     every target keeps the run's profile as `run_profile`, for a check that records something
     only under one profile (ALLOC-27: rc.8's offsets, compared only under profile rc8)."""
     target = _new_target(name, profile)
-    from .webgpu_device import install
+    from .webgpu_device import install, watch_reach
 
     if selected_device() == "webgpu":  # --device webgpu (webgpu_device.py)
         install(target)
+    watch_reach(target)  # whether the check's verdict depends on the device (engine/reach.py)
     target.run_profile = profile or default_profile(name)  # type: ignore[attr-defined]  # not in the Target protocol
     return target
 

@@ -39,6 +39,7 @@ from ggspec.reference.tensor import Tensor
 from ggspec.reference.types import GGMLType, Op, blck_size, type_size
 from ggspec.reference.vdev import VDevParams
 
+from ..engine import reach
 from ..errors import DeviceRefused, MissingSymbol, MockOnly, NeedsDeviceWorker
 from ..target import IN_SHARED_WORKER, Target
 
@@ -264,4 +265,19 @@ def install(target: Target) -> Target:
     t.buffer_bytes, t.backend_graph_compute = dev.bytes_of, dev.compute
     t.backend_free, t.close = dev.free, dev.close
     t.device = "webgpu"
+    return target
+
+
+def watch_reach(target: Target) -> Target:
+    """Record (engine/reach.py) every plain virtual device `target` is asked for, on any device:
+    the examples whose verdict could differ under `--device webgpu`."""
+    init = target.vdev_init
+
+    def vdev_init(params: VDevParams) -> Any:
+        if is_plain(params):
+            reach.mark()
+        return init(params)
+
+    t: Any = target
+    t.vdev_init = vdev_init
     return target

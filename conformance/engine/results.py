@@ -57,6 +57,9 @@ class CheckResult:
     #: undefined-behaviour clause -> ("confirmed" | "not observed", how): what the target did
     #: after the reference stopped at undefined behaviour (see engine/after_ub.py)
     ub: dict[str, tuple[str, str]] = field(default_factory=dict)
+    #: an example asked for a plain virtual device, one that `--device webgpu` replaces
+    #: (engine/reach.py): when False, the verdict is the same on every device
+    reached_device: bool = False
 
 
 @dataclass

@@ -22,7 +22,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from ..errors import ErratumDifference, ExampleTimeout, MissingSymbol, RunInterrupted, Unsupported
 from ..errors import Terminated as _Terminated
-from . import after_ub, isolate
+from . import after_ub, isolate, reach
 from .differential import EXAMPLE_FACTOR, GRACE, RunState, differential
 from .plugins import PLUGINS, make_target
 from .registry import CHECKS, SIZE_REASONS, Check
@@ -102,6 +102,14 @@ def run_check_here(chk: Check, cfg: RunConfig, state: RunState | None = None) ->
             return run_check_here(chk, cfg, state)
         finally:
             state.close()
+    with reach.watching() as reached:
+        result = _verdict(chk, cfg, state)
+    result.reached_device = reached()
+    return result
+
+
+def _verdict(chk: Check, cfg: RunConfig, state: RunState) -> CheckResult:
+    """run_check_here's body: the check's examples, and its verdict."""
     counter = [0]
     start = time.monotonic()
     if chk.sizes is not None and cfg.size not in chk.sizes:  # registry.only_at: not run, and said so

@@ -188,7 +188,12 @@ def versions() -> dict[str, Any]:
 def to_json(verdicts: list[ClauseVerdict], results: list[CheckResult], cfg: RunConfig,
             started: datetime | None = None, seconds: float | None = None,
             target: dict[str, Any] | None = None, shard: str | None = None,
-            baseline: dict[str, Any] | None = None, selection: dict[str, list[str]] | None = None) -> dict[str, object]:
+            baseline: dict[str, Any] | None = None, selection: dict[str, list[str]] | None = None,
+            keys: dict[str, str] | None = None, reused: dict[str, list[str]] | None = None) -> dict[str, object]:
+    """The JSON report. `keys`: each check's verdict key (tools/cache.py), for a later run's
+    `--reuse-from`; `reused`: where the verdicts this run did not compute came from (the verdict
+    cache, a `--reuse-from` report), check names by source."""
+    keys = keys or {}
     out: dict[str, object] = {
         "format": FORMAT,
         "summary": summary(verdicts, cfg.interrupted),
@@ -214,11 +219,13 @@ def to_json(verdicts: list[ClauseVerdict], results: list[CheckResult], cfg: RunC
             {"name": r.check, "clauses": list(r.clauses), "status": r.status, "examples": r.examples,
              "seconds": round(r.seconds, 3), "detail": r.detail,
              "errata": {cid: {"status": st, "detail": d} for cid, (st, d) in r.errata.items()},
-             "undefined_behaviour": {cid: {"status": st, "detail": d} for cid, (st, d) in r.ub.items()}}
+             "undefined_behaviour": {cid: {"status": st, "detail": d} for cid, (st, d) in r.ub.items()},
+             "reached_device": r.reached_device, **({"verdict_key": keys[r.check]} if r.check in keys else {})}
             for r in results
         ],
         # per undefined-behaviour clause: did the target misbehave where the spec says (engine/after_ub.py)
         "undefined_behaviour": ub_summary(results),
+        "reused": reused or {},
     }
     if baseline is not None:
         out["baseline"] = baseline
@@ -232,7 +239,9 @@ def from_json(data: dict[str, Any]) -> tuple[list[ClauseVerdict], list[CheckResu
                 for c in data.get("clauses", [])]
     results = [CheckResult(r["name"], tuple(r.get("clauses", [])), r["status"], int(r.get("examples", 0)),
                            r.get("detail", ""), float(r.get("seconds", 0.0)),
-                           {cid: (e["status"], e["detail"]) for cid, e in r.get("errata", {}).items()})
+                           {cid: (e["status"], e["detail"]) for cid, e in r.get("errata", {}).items()},
+                           {cid: (u["status"], u["detail"]) for cid, u in r.get("undefined_behaviour", {}).items()},
+                           bool(r.get("reached_device", False)))
                for r in data.get("checks", [])]
     return verdicts, results
 

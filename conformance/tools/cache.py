@@ -10,6 +10,10 @@ A check's verdict is stored under a key made of everything it depends on:
 - the seed (or --derandomize), the examples per check (--size, --max-examples), whether a
   failing example is shrunk (RunConfig.shrink) and the profile.
 
+A verdict is stored with the device it ran on (`--device`). It is reused on that device, and on
+another only when none of the check's examples asked for a plain virtual device, the one
+`--device` replaces (engine/reach.py): such a verdict is the same on every device.
+
 Only a run with a fixed seed (`--seed N` or `--derandomize`) uses the cache: without one each run
 draws new examples, and a stored verdict would not be the verdict of this run. Only pass, fail and
 unsupported verdicts are stored (a crash or a timeout is run again). The cache lives in
@@ -31,6 +35,7 @@ from typing import Any
 from ..adapters.external import cache_dir
 from ..engine.registry import Check
 from ..engine.results import CheckResult, RunConfig
+from ..target import DEVICES
 
 ROOT = Path(__file__).resolve().parents[2]
 STORED = ("pass", "fail", "unsupported")
@@ -97,8 +102,14 @@ def key(chk: Check, cfg: RunConfig, target: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
-def load(k: str) -> CheckResult | None:
-    path = verdict_dir() / f"{k}.json"
+def reusable(ran_on: str, reached_device: bool, device: str) -> bool:
+    """May a verdict that ran on device `ran_on` stand for a run on `device`? On the same device,
+    yes; on another, only when no example of the check asked for a plain virtual device (then
+    it ran the same code as it would on any device: engine/reach.py)."""
+    return ran_on == device or not reached_device
+
+
+def _read(path: Path) -> CheckResult | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         data["clauses"] = tuple(data["clauses"])
@@ -109,7 +120,17 @@ def load(k: str) -> CheckResult | None:
         return None
 
 
-def store(k: str, res: CheckResult) -> None:
+def load(k: str, device: str) -> CheckResult | None:
+    """The stored verdict of key `k` for a run on `device`: its own, else one of another device
+    that `reusable` allows."""
+    for ran_on in (device, *(d for d in DEVICES if d != device)):
+        res = _read(verdict_dir() / f"{k}.{ran_on}.json")
+        if res is not None and reusable(ran_on, res.reached_device, device):
+            return res
+    return None
+
+
+def store(k: str, res: CheckResult, device: str) -> None:
     if res.status not in STORED:
         return
     where = verdict_dir()
@@ -117,6 +138,6 @@ def store(k: str, res: CheckResult) -> None:
         where.mkdir(parents=True, exist_ok=True)
         tmp = where / f".{k}.{os.getpid()}.tmp"
         tmp.write_text(json.dumps(asdict(res)), encoding="utf-8")
-        tmp.replace(where / f"{k}.json")
+        tmp.replace(where / f"{k}.{device}.json")
     except OSError:  # a cache that cannot be written costs speed, not verdicts
         pass

@@ -7,9 +7,10 @@ import os
 import signal
 import sys
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from ggspec.reference.clauses import Profile
 
@@ -163,6 +164,7 @@ def _check_run(args: argparse.Namespace) -> int:
     cfg.c_reproducers, cfg.repro_dir = not args.no_c_reproducers, _run_folder(args)
     if args.seed is not None:
         cfg.seed = args.seed
+    reused_report = _reuse_report(args, cfg)
     cfg.timeout, cfg.check_budget = _positive("--timeout", args.timeout), _positive("--check-budget", args.check_budget)
     if args.workers < 1:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
@@ -174,7 +176,10 @@ def _check_run(args: argparse.Namespace) -> int:
           + (f", {len(names)} of {len(checks)} checks" if names is not None else "")
           + (f", known failures from {known_path}" if known_path is not None else ""), file=sys.stderr, flush=True)
     started, t0 = datetime.now(timezone.utc), time.monotonic()
-    cached, to_run, keys = _cached(args, cfg, checks, names)
+    took = _reuse(args, cfg, checks, names, reused_report)
+    done = {r.check for r in took.results}
+    cached, keys = took.results, took.keys
+    to_run = [n for n in (names if names is not None else sorted(checks)) if n not in done]
     failure, interrupted = (load_target(cfg) if to_run else None), 0
     if failure is not None:  # every check gets the loading's verdict; the report says why
         print(f"ggspec: {cfg.load_error}", file=sys.stderr, flush=True)
@@ -187,11 +192,11 @@ def _check_run(args: argparse.Namespace) -> int:
         except RunInterrupted as exc:  # report what finished, marked interrupted
             results, interrupted = exc.results, exc.signum
             print(f"\nggspec: {exc}; the report holds the checks that finished", file=sys.stderr, flush=True)
-        if keys:
+        if took.store:
             from .cache import store
 
             for res in results if not interrupted else []:
-                store(keys[res.check], res)
+                store(keys[res.check], res, args.device)
         if cached:  # the reused verdicts, in the selection's order
             order = {n: i for i, n in enumerate(names if names is not None else sorted(checks))}
             results = sorted(results + cached, key=lambda r: order[r.check])
@@ -213,7 +218,8 @@ def _check_run(args: argparse.Namespace) -> int:
     if args.json:
         report.write_json(Path(args.json), found, results, cfg, started=started, seconds=elapsed, target=described,
                           baseline=changes.to_json() if changes is not None else None, shard=args.shard,
-                          selection={"select": args.select or [], "deselect": args.deselect or []})
+                          selection={"select": args.select or [], "deselect": args.deselect or []},
+                          keys=keys, reused={k: v for k, v in took.sources.items() if v})
     if args.junit:
         report.write_junit(Path(args.junit), found, cfg, results, seconds=elapsed)
     if args.html:
@@ -251,6 +257,21 @@ def _check_run(args: argparse.Namespace) -> int:
     return 1 if failing or ((uncovered or xpass) and args.strict) else 0
 
 
+def _reuse_report(args: argparse.Namespace, cfg: RunConfig) -> dict[str, Any] | None:
+    """`--reuse-from REPORT` read and checked against the run (reuse.py); without `--seed` the run
+    takes the report's seed."""
+    if not args.reuse_from:
+        return None
+    from . import reuse
+
+    path = Path(args.reuse_from)
+    data = reuse.read(path)
+    if args.seed is None and isinstance(data.get("seed"), int):
+        cfg.seed = data["seed"]
+    reuse.agree(path, data, cfg)
+    return data
+
+
 def _run_folder(args: argparse.Namespace) -> str:
     """Where this run's files go (C reproducers, vectors): --repro-dir, else $GGSPEC_REPRO_DIR,
     else <report>.files next to the --json report, else a folder of its own under the cache's
@@ -280,25 +301,47 @@ def _changed(rev: str, checks: dict[str, Check], names: list[str] | None) -> lis
     return chosen
 
 
-def _cached(args: argparse.Namespace, cfg: RunConfig, checks: dict[str, Check],
-            names: list[str] | None) -> tuple[list[CheckResult], list[str], dict[str, str]]:
-    """The verdict cache (cache.py): (the reused results, the checks left to run, their keys;
-    no keys when the cache is off). Prints what it reused, or why it is off."""
-    from . import cache
+@dataclass
+class _Reuse:
+    """What a run takes from elsewhere (`_reuse`): the results, by source (for the JSON's
+    `reused`), every selected check's verdict key (for the JSON, and the cache's store) and
+    whether the cache stores this run's verdicts."""
+    results: list[CheckResult]
+    sources: dict[str, list[str]]
+    keys: dict[str, str]
+    store: bool
+
+
+def _reuse(args: argparse.Namespace, cfg: RunConfig, checks: dict[str, Check], names: list[str] | None,
+           report_data: dict[str, Any] | None) -> _Reuse:
+    """The verdicts this run does not compute: first those of `--reuse-from` (reuse.py), then the
+    verdict cache's (cache.py). Prints what it reused, or why the cache is off."""
+    from . import cache, reuse
 
     selected = names if names is not None else sorted(checks)
-    off = cache.off_reason(args.no_cache, cfg, args.seed is not None)
-    if off is not None:
-        if not args.no_cache and not args.quiet:
-            print(f"ggspec check: verdict cache off ({off})", file=sys.stderr, flush=True)
-        return [], selected, {}
+    off = cache.off_reason(args.no_cache, cfg, args.seed is not None or report_data is not None)
+    if off is not None and not args.no_cache and not args.quiet:
+        print(f"ggspec check: verdict cache off ({off})", file=sys.stderr, flush=True)
+    if off is not None and report_data is None and not args.json:
+        return _Reuse([], {}, {}, False)
     target = cache.target_key(cfg.target)
     keys = {n: cache.key(checks[n], cfg, target) for n in selected}
-    cached = [r for r in (cache.load(keys[n]) for n in selected) if r is not None]
-    hit = {r.check for r in cached}
-    print(f"ggspec check: verdict cache: {len(hit)} of {len(selected)} check(s) reused from {cache.verdict_dir()} "
-          "(unchanged check, reference, target, seed, size, profile; --no-cache runs them)", file=sys.stderr, flush=True)
-    return cached, [n for n in selected if n not in hit], {n: k for n, k in keys.items() if n not in hit}
+    found = _Reuse([], {}, keys, off is None)
+    if report_data is not None:
+        taken = reuse.reused(report_data, keys, args.device)
+        found.results += taken
+        found.sources[args.reuse_from] = [r.check for r in taken]
+        print(f"ggspec check: --reuse-from {args.reuse_from}: {len(taken)} of {len(selected)} check(s) reused (no "
+              "example of theirs asked for a device there, so their verdict is the same on any device; same "
+              "target build, sources, seed, size and profile)", file=sys.stderr, flush=True)
+    if off is None:
+        done = {r.check for r in found.results}
+        cached = [r for r in (cache.load(keys[n], args.device) for n in selected if n not in done) if r is not None]
+        found.results += cached
+        found.sources["verdict cache"] = [r.check for r in cached]
+        print(f"ggspec check: verdict cache: {len(cached)} of {len(selected)} check(s) reused from {cache.verdict_dir()} "
+              "(unchanged check, reference, target, seed, size, profile; --no-cache runs them)", file=sys.stderr, flush=True)
+    return found
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -481,6 +524,9 @@ def main(argv: list[str] | None = None) -> int:
                      help="the device behind a check's plain virtual device (docs/webgpu.md)")
     chk.add_argument("--max-examples", metavar="N", type=int, help="examples per check, instead of --size's")
     chk.add_argument("--seed", metavar="N", type=int, help="hypothesis seed (printed when not given)")
+    chk.add_argument("--reuse-from", metavar="REPORT",
+                     help="take from that run's JSON report (same target, profile, size; its seed) the verdicts "
+                          "that do not depend on the device, and run the rest")
     chk.add_argument("--derandomize", action="store_true", help="derive examples from the check, not a seed")
     chk.add_argument("--select", action="append", metavar="PATTERN",
                      help="only these checks: a clause ID (TDATA-3), an area (SCHED), a check name or a glob "
