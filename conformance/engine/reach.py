@@ -21,23 +21,30 @@ import mmap
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-_record: mmap.mmap | None = None
+
+class Record:
+    """The open record of this process (`RECORD`): the shared byte of the check being run, or None
+    outside a check."""
+
+    page: mmap.mmap | None = None
+
+
+RECORD = Record()
 
 
 def mark() -> None:
     """An example asked for a plain virtual device (a no-op outside a check)."""
-    if _record is not None:
-        _record[0] = 1
+    if RECORD.page is not None:
+        RECORD.page[0] = 1
 
 
 @contextmanager
 def watching() -> Iterator[Callable[[], bool]]:
     """The record of one check: yields a function that says whether an example asked for a plain
     virtual device so far."""
-    global _record
-    saved, record = _record, mmap.mmap(-1, 1)  # anonymous and shared: forked workers write into it
-    _record = record
+    saved, page = RECORD.page, mmap.mmap(-1, 1)  # anonymous and shared: forked workers write into it
+    RECORD.page = page
     try:
-        yield lambda: record[0] == 1
+        yield lambda: page[0] == 1
     finally:
-        _record = saved
+        RECORD.page = saved
