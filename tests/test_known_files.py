@@ -114,6 +114,38 @@ def test_a_flaky_entry_turns_a_failure_into_xfail_and_leaves_a_pass_alone(tmp_pa
     assert known.load(path, load_checks()) == entries and "flaky = true" in path.read_text(encoding="utf-8")
 
 
+def test_a_check_entry_covers_only_the_failures_of_its_check(tmp_path: Path) -> None:
+    """A `check = X` entry makes a failing clause xfail only when X is what failed it, and the
+    file's check entries together name every check that failed it: another failing check of the
+    same clause keeps the clause failing (before, any check entry of the clause hid it)."""
+    from ggspec.conformance.engine.results import ClauseVerdict
+
+    x, y = "alloc.one_graph_allocator_many_graphs", "alloc.one_graph_allocator_then_a_larger_graph"
+    path = tmp_path / "t.toml"
+    path.write_text(f'[[known]]\ncheck = "{x}"\nreason = "x differs"\n', encoding="utf-8")
+    entries = known.load(path, load_checks())
+
+    def verdict(status: str, failing: list[str]) -> list[ClauseVerdict]:
+        return [ClauseVerdict("ALLOC-13", "", "behaviour", status, 2, "d", [x, y], [], failing)]  # type: ignore[arg-type]
+
+    assert [v.status for v in known.apply(verdict("fail", [x]), entries, "t")] == ["xfail"]
+    assert [v.status for v in known.apply(verdict("fail", [y]), entries, "t")] == ["fail"]  # y is no known failure
+    assert [v.status for v in known.apply(verdict("crash", [x, y]), entries, "t")] == ["crash"]
+    assert [v.status for v in known.apply(verdict("pass", []), entries, "t")] == ["xpass"]  # x's failure is gone
+    both = entries + known.load(_write(tmp_path / "y.toml", f'[[known]]\ncheck = "{y}"\nreason = "y too"\n'),
+                                load_checks())
+    assert [v.status for v in known.apply(verdict("fail", [x, y]), both, "t")] == ["xfail"]
+    # a report written before `failing` was recorded: every check behind the verdict counts
+    assert [v.status for v in known.apply(verdict("fail", []), both, "t")] == ["xfail"]
+    assert known_files.missing({"clauses": [{"id": "ALLOC-13", "status": "fail", "checks": [x, y], "failing": [y]}]},
+                               entries, "t").count("[[known]]") == 1
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 def test_flaky_must_be_a_boolean(tmp_path: Path) -> None:
     path = tmp_path / "t.toml"
     path.write_text('[[known]]\nclause = "BACK-5"\nreason = "a reason"\nflaky = "yes"\n', encoding="utf-8")

@@ -110,6 +110,9 @@ class ClauseVerdict:
     #: partial: the existing checks of the clause that the selection left out (merge re-judges
     #: the clause when the shards together ran them all)
     left_out: list[str] = field(default_factory=list)
+    #: the checks that made it fail (a failing, crashing or timed-out result, or a difference
+    #: blamed on it as an erratum): what a known failure's `check = NAME` entry must cover
+    failing: list[str] = field(default_factory=list)
 
 
 #: the order in which a clause's checks decide its verdict: the first status any of them has
@@ -158,9 +161,10 @@ def verdicts(results: list[CheckResult], planned: dict[str, tuple[str, ...]] | N
         elif status == "pass" and left_out:
             status, detail = "partial", (f"not judged: {len(meant)} of its {len(have)} checks were selected "
                                          f"(left out: {', '.join(left_out)})")
+        failing = [r.check for r in mine if r.status in FAILING] + [r.check for r, (st_, _) in blamed if st_ in FAILING]
         out.append(ClauseVerdict(cid, c.title, c.kind, status, sum(r.examples for r in mine), detail,
                                   [r.check for r in mine] + [r.check for r, _ in blamed if r not in mine],
-                                  left_out if status == "partial" else []))
+                                  left_out if status == "partial" else [], sorted(set(failing))))
     return out
 
 

@@ -12,8 +12,11 @@ known/_reasons.toml (written by tools/known_files.py, which writes the shipped f
 
 Each entry names exactly one of `clause` (an ID), `check` (a check name) or `area` (`SCHED`).
 An entry applies to a clause verdict when the target name matches one of its `targets` and it
-names the clause, the clause's area, or one of the checks behind the verdict. A failing,
-crashing or timed-out clause it applies to becomes `xfail`, with the entry's reason; when every clause an
+names the clause, the clause's area, or one of the checks behind the verdict (of a failing
+verdict: one of the checks that failed it). A failing, crashing or timed-out clause becomes
+`xfail`, with the reason of an entry that applies, when an entry names the clause or its area, or
+when the file's `check` entries name every check that failed it (a failing check no entry names
+keeps the clause failing, whatever other checks of it the file lists); when every clause an
 entry applies to passed, those clauses become `xpass` (the known failure is gone: reported, an
 error under `--strict`). An entry with `flaky = true` is a difference that no pinned example can
 make every run show (it depends on where malloc puts a buffer, say; its reason says on what):
@@ -73,11 +76,13 @@ class Known:
         return any(fnmatch.fnmatchcase(target, p) for p in self.targets)
 
     def applies(self, v: ClauseVerdict) -> bool:
+        """The entry names the clause, its area, or one of the checks behind the verdict (of a
+        failing verdict: one of the checks that failed it)."""
         if self.kind == "clause":
             return v.id == self.name
         if self.kind == "area":
             return v.id.split("-")[0] == self.name
-        return self.name in v.checks
+        return self.name in (failing_checks(v) if v.status in FAILING else v.checks)
 
     def label(self) -> str:
         return f"{self.kind} {self.name}{' (flaky)' if self.flaky else ''}"
@@ -181,6 +186,22 @@ def load(path: Path, checks: Mapping[str, object]) -> list[Known]:
     return out
 
 
+def failing_checks(v: ClauseVerdict) -> list[str]:
+    """The checks that failed a failing verdict (a report written before they were recorded:
+    every check behind it)."""
+    return v.failing or v.checks
+
+
+def explained(v: ClauseVerdict, entries: list[Known]) -> bool:
+    """A failing verdict is a known failure when an entry names its clause or area, or when
+    `check` entries name every check that failed it: one failing check that no entry names is a
+    failure, whatever other checks of the clause the file lists."""
+    if any(k.kind != "check" and k.applies(v) for k in entries):
+        return True
+    named = {k.name for k in entries if k.kind == "check"}
+    return bool(named) and set(failing_checks(v)) <= named
+
+
 def apply(verdicts: list[ClauseVerdict], known: list[Known], target: str) -> list[ClauseVerdict]:
     """Turn the failing clauses a known entry applies to into xfail, and the clauses of an entry
     whose clauses all passed into xpass unless it is flaky (see the module's docstring)."""
@@ -188,7 +209,7 @@ def apply(verdicts: list[ClauseVerdict], known: list[Known], target: str) -> lis
     out = list(verdicts)
     for k in mine:
         hit = [i for i, v in enumerate(out) if k.applies(v) and v.status not in ("uncovered", "unsupported")]
-        failing = [i for i in hit if out[i].status in _BECOMES_XFAIL]
+        failing = [i for i in hit if out[i].status in _BECOMES_XFAIL and (out[i].status == "xfail" or explained(out[i], mine))]
         for i in failing:
             v = out[i]
             if v.status != "xfail":

@@ -212,7 +212,8 @@ def to_json(verdicts: list[ClauseVerdict], results: list[CheckResult], cfg: RunC
         "load_error": cfg.load_error or None,  # the target could not be loaded: every check has that verdict
         "clauses": [
             {"id": v.id, "title": v.title, "kind": v.kind, "status": v.status, "examples": v.examples,
-             "detail": v.detail, "checks": v.checks, **({"left_out": v.left_out} if v.left_out else {})}
+             "detail": v.detail, "checks": v.checks, **({"left_out": v.left_out} if v.left_out else {}),
+             **({"failing": v.failing} if v.failing else {})}
             for v in verdicts
         ],
         "checks": [
@@ -235,7 +236,8 @@ def to_json(verdicts: list[ClauseVerdict], results: list[CheckResult], cfg: RunC
 def from_json(data: dict[str, Any]) -> tuple[list[ClauseVerdict], list[CheckResult]]:
     """The clause verdicts and check results of a JSON report (to_json's inverse)."""
     verdicts = [ClauseVerdict(c["id"], c.get("title", ""), c.get("kind", ""), c["status"], int(c.get("examples", 0)),
-                              c.get("detail", ""), list(c.get("checks", [])), list(c.get("left_out", [])))
+                              c.get("detail", ""), list(c.get("checks", [])), list(c.get("left_out", [])),
+                              list(c.get("failing", [])))
                 for c in data.get("clauses", [])]
     results = [CheckResult(r["name"], tuple(r.get("clauses", [])), r["status"], int(r.get("examples", 0)),
                            r.get("detail", ""), float(r.get("seconds", 0.0)),

@@ -105,8 +105,8 @@ def missing(report: dict[str, Any], entries: list[Known], target: str) -> str:
     stubs = []
     for c in report["clauses"]:
         v = ClauseVerdict(c["id"], c.get("title", ""), c.get("kind", ""), c["status"], 0, c.get("detail", ""),
-                          list(c.get("checks", [])))
-        if v.status in FAILING and not any(k.for_target(target) and k.applies(v) for k in entries):
+                          list(c.get("checks", [])), failing=list(c.get("failing", [])))
+        if v.status in FAILING and not known_mod.explained(v, [k for k in entries if k.for_target(target)]):
             first = (v.detail.splitlines() or [""])[0][:200]
             stubs.append(f'[[known]]\nclause = "{v.id}"\nreason = "TODO: why ({v.status}: {first})"\n'
                          f'targets = ["{target}"]\n')
