@@ -99,3 +99,7 @@ def test_reuse_from_what_is_not_a_whole_report_is_one_line(tmp_path: Path) -> No
     assert made.returncode in (0, 1), made.stderr
     shard = ggspec(tmp_path, "check", "--target", "reference", "--select", FREE, "--reuse-from", "s.json")
     assert shard.returncode == 2 and "the report is of shard 1/2" in shard.stderr, shard.stderr
+    (tmp_path / "merged.json").write_text(json.dumps({"clauses": [], "checks": [{"name": FREE, "status": "pass"}]}),
+                                          encoding="utf-8")
+    keyless = ggspec(tmp_path, "check", "--target", "reference", "--select", FREE, "--reuse-from", "merged.json")
+    assert keyless.returncode == 2 and "has no verdict keys (a merged report" in keyless.stderr, keyless.stderr

@@ -32,8 +32,8 @@ def read(path: Path) -> dict[str, Any]:
         why = "an interrupted run" if data.get("interrupted") else f"shard {data['shard']}"
         raise UsageError(f"--reuse-from {path}: the report is of {why}; give a whole run's report")
     if not any("verdict_key" in c for c in data.get("checks", [])):
-        raise UsageError(f"--reuse-from {path}: the report has no verdict keys (written by an older ggspec?); "
-                         "run its check again with --json")
+        raise UsageError(f"--reuse-from {path}: the report has no verdict keys (a merged report, or one written "
+                         "by an older ggspec); give the report a whole `ggspec check --json` run wrote")
     return data
 
 
