@@ -54,6 +54,12 @@ def _make_target(name: str, profile: Profile | None) -> Target:
     return make_target(name, profile)
 
 
+def _prepare_target(name: str) -> None:
+    from .adapters import prepare_target
+
+    prepare_target(name)
+
+
 def _enter_pristine_worker() -> None:
     from .adapters.capi import enter_pristine_worker
 
@@ -73,6 +79,7 @@ def _vector(exc: BaseException, repro_dir: str | None, seed: int | None) -> str:
 
 
 PLUGINS.make_target = _make_target
+PLUGINS.prepare_target = _prepare_target
 PLUGINS.enter_pristine_worker.append(_enter_pristine_worker)
 PLUGINS.check_packages.append(f"{__name__}.checks")
 PLUGINS.preload.extend(f"{__name__}.adapters.{m}" for m in ("capi", "native", "reference"))

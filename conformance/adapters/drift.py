@@ -494,13 +494,13 @@ class VersionedTarget(ExternalTarget):
     """An external target whose calls go through the version adapter."""
 
     def __init__(self, build: ExternalBuild, name: str, default_profile: Profile, types: TypeMap, ops: TypeMap,
-                 rev: Revision, status_success: int) -> None:
+                 rev: Revision, status_success: int, typed: dict[str, tuple[tuple[int, ...], bool]]) -> None:
         self.types = types
         self.ops = ops
         self._protos = rev.protos
         self._adapted = frozenset(rev.adapted)
         self.status_success = status_success
-        self._typed = _typed_positions(build.prefix)
+        self._typed = typed  # _typed_positions(build.prefix), read once per build
         super().__init__(build, name, default_profile)
 
     def proto(self, name: str) -> Proto:
@@ -581,10 +581,13 @@ def build_versioned(include_dir: Path, lib_path: Path, prefix: str, name: str,
     ops = TypeMap(our_types("op"), their_types(include_dir, prefix, "op"))
     text = (include_dir / "ggml-backend.h").read_text(encoding="utf-8", errors="replace")
     status = enum_values(text, prefix + "status").get(prefix.upper() + "STATUS_SUCCESS", 0)
+    # read here, not per target: the factory makes a target for every example, and reading our
+    # cdef's typed positions took ~60 CPU-ms each time
+    typed = _typed_positions(prefix)
     install_quiet_gdb()
 
     def factory() -> VersionedTarget:
-        return VersionedTarget(build, name, default_profile, types, ops, rev, status)
+        return VersionedTarget(build, name, default_profile, types, ops, rev, status, typed)
 
     return factory
 

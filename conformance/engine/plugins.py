@@ -28,6 +28,9 @@ VectorNote = Callable[[BaseException, "str | None", "int | None"], str]
 class Plugins:
     #: (target name, profile or None) -> a fresh Target (adapters.make_target)
     make_target: Callable[[str, Profile | None], Target] | None = None
+    #: (target name) -> None: fetch and build the target without loading it, which runs none of
+    #: its code (adapters.prepare_target); run_check calls it before it forks a check's worker
+    prepare_target: Callable[[str], None] | None = None
     #: called first in a worker forked for one example that needs a pristine process
     #: (adapters.capi.enter_pristine_worker)
     enter_pristine_worker: list[Callable[[], None]] = field(default_factory=list)
