@@ -36,7 +36,7 @@ def variants() -> list[tuple[str, str, list[str], list[str], list[str]]]:
     out: list[tuple[str, str, list[str], list[str], list[str]]] = [
         ("ggspec_native_defect", "ggspec_native_defect", ["GGSPEC_DEFECT_BOUNDS", "GGSPEC_DEFECT_COPY_VIEW_OFFSET"], [], []),
     ]
-    out += [(name, name, [d], [], []) for d, name in sched]  # tests/test_sched_defects.py
+    out += [(name, name, [d], [], []) for d, name in sched]  # tests/checks/test_sched_defects.py
     out += [(name, name, [d], [], []) for d, name in sched]  # tests/native/test_sched_native.py
     out += [
         ("ggspec_native_scope_pass2", "ggspec_native_ggspec_defect_sched_pass2", ["GGSPEC_DEFECT_SCHED_PASS2"], [], []),

@@ -7,7 +7,7 @@ table. Checks are plain scenario functions over the `Target` protocol (target.py
 workers so that a crashing target costs one verdict, not the run.
 
 The folders, in the order they may import each other (each imports only those above it; tools/
-imports anything; tests/test_layers.py walks the imports, deferred ones included):
+imports anything; tests/project/test_layers.py walks the imports, deferred ones included):
 
     errors.py   every exception of the suite (one module, one CannotFetch)
     target.py   the protocol every adapter implements, and its one op table (OP_KINDS, op_call)

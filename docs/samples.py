@@ -23,7 +23,7 @@ in the run by its first word (a clause ID), as the summary line (`N pass, ...`) 
 number; what it
 cannot place is left for a person.
 
-tests/test_docs_samples.py runs this on every page that has samples, so no count can drift.
+tests/project/test_docs_samples.py runs this on every page that has samples, so no count can drift.
 """
 
 from __future__ import annotations

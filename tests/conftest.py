@@ -18,7 +18,7 @@ settings.register_profile("ci", max_examples=40, deadline=None, suppress_health_
 settings.register_profile("thorough", max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 settings.load_profile(os.environ.get("GGSPEC_HYPOTHESIS_PROFILE", "dev"))
 #: the suite's `ggspec check` runs neither read nor write the verdict cache (tests write only under
-#: tmp_path); tests/test_cache.py turns it back on in a cache of its own
+#: tmp_path); tests/run/test_cache.py turns it back on in a cache of its own
 os.environ["GGSPEC_VERDICT_CACHE"] = "off"
 
 
@@ -28,25 +28,25 @@ os.environ["GGSPEC_VERDICT_CACHE"] = "off"
 #: file that ran minutes longer than the others was split, as test_sched_defect_*.py and
 #: test_docs_samples.py were.) Order from `.ci/run`'s tests step, `--durations`, 2026-12-02.
 LONGEST_FILES = (
-    "tests/test_sched_defect_pass2.py",
-    "tests/test_sched_defect_dedup.py",
-    "tests/test_docs.py",
-    "tests/test_docs_samples.py",
-    "tests/test_sched_defect_eval_batch.py",
-    "tests/test_defect_variant.py",
-    "tests/test_rc8_seeds.py",
-    "tests/test_known_files.py",
-    "tests/test_sched_defects.py",
-    "tests/test_faults.py",
-    "tests/test_packaging.py",
-    "tests/test_seed_independence.py",
-    "tests/test_sched_exhaustive.py",
-    "tests/test_plugin.py",
-    "tests/test_report_gate.py",
-    "tests/test_ggml_python.py",
-    "tests/test_same_seed.py",
-    "tests/test_external.py",
-    "tests/test_vectors.py",
+    "tests/checks/test_sched_defect_pass2.py",
+    "tests/checks/test_sched_defect_dedup.py",
+    "tests/project/test_docs.py",
+    "tests/project/test_docs_samples.py",
+    "tests/checks/test_sched_defect_eval_batch.py",
+    "tests/checks/test_defect_variant.py",
+    "tests/adapters/test_rc8_seeds.py",
+    "tests/tools/test_known_files.py",
+    "tests/checks/test_sched_defects.py",
+    "tests/engine/test_faults.py",
+    "tests/project/test_packaging.py",
+    "tests/checks/test_seed_independence.py",
+    "tests/inputs/test_sched_exhaustive.py",
+    "tests/tools/test_plugin.py",
+    "tests/reports/test_report_gate.py",
+    "tests/adapters/test_ggml_python.py",
+    "tests/run/test_same_seed.py",
+    "tests/adapters/test_external.py",
+    "tests/inputs/test_vectors.py",
     "tests/native/test_alloc_failure.py",
     "tests/native/test_sched_native.py",
 )
@@ -93,9 +93,9 @@ def _one_build_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]
 def _native_module_put_back() -> Iterator[None]:
     """$GGSPEC_NATIVE_MODULE after each test as it was before: making a `native:DIR:MODULE`
     target sets it in the process that makes it (conformance/adapters/native.py), so a test that
-    makes a variant's target in the test process itself (tests/test_sched_exhaustive.py's PASS2
+    makes a variant's target in the test process itself (tests/inputs/test_sched_exhaustive.py's PASS2
     variant) handed that variant, as `native`, to every later test of its xdist worker (seen when
-    the order of the files changed: tests/test_checks_sched.py's native checks failed as PASS2)."""
+    the order of the files changed: tests/checks/test_checks_sched.py's native checks failed as PASS2)."""
     before = os.environ.get("GGSPEC_NATIVE_MODULE")
     yield
     if before is None:

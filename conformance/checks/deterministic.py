@@ -5,7 +5,7 @@ graphs reach) is found by some seeds and missed by others, and the verdicts of a
 would depend on the seed. Each example below is given to hypothesis as an explicit example of
 its check (`registry.add_example`; the runner enables `Phase.explicit`), so it runs first under
 every seed and every run size. Each names what it reaches on the reference under profile rc8;
-tests/test_seed_independence.py checks that it still does, and that an rc8 build run under
+tests/checks/test_seed_independence.py checks that it still does, and that an rc8 build run under
 profile fixed fails exactly the erratum clauses whatever the seed.
 """
 
@@ -180,7 +180,7 @@ for _name, _ending, _args in BOUNDARIES:
 # or the file's own run fails under the seeds that miss it (issue 21). Each example below is the
 # shrunk example of a default-size run that found it, given as an explicit example so that it
 # runs first whatever the seed. They pass on rc.8 and on the reference (both profiles);
-# tests/test_known_files.py runs each on the builds named and checks that it still fails there.
+# tests/tools/test_known_files.py runs each on the builds named and checks that it still fails there.
 #
 # ggml-python 0.0.26 (`ggspec check --target ggml-python-0.0.26 --seed 5`, default size): its
 # tallocr_max_size adds a tenth to what a measuring allocator placed (ALLOC-3 "Changed after

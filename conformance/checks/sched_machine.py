@@ -144,7 +144,7 @@ class SchedMachine(RuleBasedStateMachine):
         self.rebuild(case.graph.spec, same_memory)
 
     def rebuild(self, spec: GraphSpec, same_memory: bool) -> None:
-        """`new_graph`'s work for a given graph (tests/test_sched_machine_pinned.py replays cases)."""
+        """`new_graph`'s work for a given graph (tests/checks/test_sched_machine_pinned.py replays cases)."""
         self.spec, self.computed = spec, False
         note(f"new graph{' in the same memory' if same_memory else ''}: {[(n.name, n.op, n.srcs) for n in spec.nodes]}, "
              f"leafs {[(x.name, x.place, x.weights) for x in spec.leafs]}")

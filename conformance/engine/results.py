@@ -72,7 +72,7 @@ class RunConfig:
     derandomize: bool = False
     #: shrink a failing example to a small one (hypothesis' shrink phase). Off, a check's verdict
     #: and clauses are the same and its reproducer is the first failing example as drawn: for a
-    #: caller that needs only which checks fail (tests/sched_defects.py's downstream checks)
+    #: caller that needs only which checks fail (tests/checks/sched_defects.py's downstream checks)
     shrink: bool = True
     #: seconds one example may take on the target (and the target's loading): a hang past it is
     #: the check's `timeout` verdict, naming the API call in progress

@@ -9,7 +9,7 @@ the list ends where an "another node?" draw is 0, so hypothesis shrinks a failin
 shrinks a list: cutting it short, deleting nodes from the middle, and simplifying draws (ops
 towards ADD, operands towards the first fitting tensor, shapes towards small ones,
 permutations towards the identity). A failure that needs one op shrinks to that op on new
-leafs (tests/test_checks_graph.py checks this).
+leafs (tests/checks/test_checks_graph.py checks this).
 
 What the graphs avoid, and why (each is covered by the per-op checks of checks/ops.py instead):
 

@@ -6,7 +6,7 @@ modules from the enforcing places the traceability matrix reads (`require`, `req
 named like those modules, and the check modules from the registered checks that cover the
 area's clauses. `python -m ggspec.conformance.tools.areas --update CONTRIBUTING.md` rewrites the
 table between its two marker lines; `--check FILE` exits 1 when the file's table is stale
-(tests/test_areas.py runs it).
+(tests/tools/test_areas.py runs it).
 """
 
 from __future__ import annotations

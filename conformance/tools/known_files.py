@@ -11,7 +11,7 @@ The form: each file keeps its header comment and its entries in their order; a r
 than one entry gives (in any shipped file) is written once, in the shared `_reasons.toml` of the
 folder under a key, and the entries give the key (`reason = "alloc-rewritten"`); a reason given
 once stays where it is. Loading a file gives the same entries as before the rewrite
-(reports/known.load resolves the keys; tests/test_known_files.py holds that).
+(reports/known.load resolves the keys; tests/tools/test_known_files.py holds that).
 
 The entries themselves come from the version line's runs (tools/versions.py, `--update`) and
 from default-profile runs of each target: `--missing` lists what such a run found that no entry

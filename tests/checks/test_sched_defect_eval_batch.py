@@ -1,0 +1,16 @@
+"""`GGSPEC_DEFECT_SCHED_EVAL_BATCH` (native/src/sched.c): with an eval callback, each range's last node
+is never computed; SCHED-24 must fail, no scheduler clause outside
+tests/checks/sched_defects.py's DOWNSTREAM may, and the failing example shrinks to a small graph."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sched_defects import assert_caught_where_it_is_and_shrunk, variant_target
+
+DEFINE = "GGSPEC_DEFECT_SCHED_EVAL_BATCH"
+
+
+def test_defect_is_caught_where_it_is_and_shrunk(tmp_path: Path) -> None:
+    target = variant_target(DEFINE, tmp_path)
+    assert_caught_where_it_is_and_shrunk(DEFINE, target)
