@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ggspec.reference.clauses import UsageError
-from ggspec.reference.vdev import VDevParams
+from ggspec.reference.vdev import VDevParams, check_name
 
 from ._lib import SIZE_MAX, Backend, Buffer, BufferType, CData, arg, ffi, integer, lib, size_t
 
@@ -20,6 +20,7 @@ def vdev_init(params: VDevParams | None = None) -> Backend:
     integer(params.base_offset, "base_offset", 0, 1 << 20)
     if not isinstance(params.name, str):
         raise TypeError(f"name must be a str, got {type(params.name).__name__}")
+    check_name(params.name)
     name = ffi.new("char[]", params.name.encode())
     mask = sum(1 << int(op) for op in params.ops)
     p = ffi.new("struct ggspec_vdev_params *", {

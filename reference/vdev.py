@@ -40,6 +40,21 @@ ALL_OPS: frozenset[Op] = frozenset(Op)
 _SERIAL = itertools.count()
 
 
+#: the longest device name, in UTF-8 bytes (a tensor's name is as long at most): the entry log is
+#: formatted for names this long, and native/src/vdev.c refuses a longer one (NULL, one line)
+MAX_NAME = 63
+
+
+def check_name(name: str) -> None:
+    """A device's name, refused (ValueError, the same in native/vdev.py) when longer than
+    MAX_NAME bytes in UTF-8."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str, got {type(name).__name__}")
+    size = len(name.encode())
+    if size > MAX_NAME:
+        raise ValueError(f"a virtual device's name is at most {MAX_NAME} bytes in UTF-8, got {size}: {name[:20]!r}...")
+
+
 @dataclass(frozen=True)
 class VDevParams:
     """The device's knobs (the same as native/'s `struct ggspec_vdev_params`)."""
@@ -395,6 +410,7 @@ def vdev_init(world: World, params: VDevParams | None = None) -> Backend:
     params = params or VDevParams()
     if params.alignment < 1 or params.alloc_pad < 0 or params.base_offset < 0:
         raise ValueError(f"alignment must be >= 1 and alloc_pad >= 0, got {params}")
+    check_name(params.name)
     device = Device(world, params)
     device.buft = BufferType(
         BufferTypeInterface(

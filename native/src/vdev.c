@@ -113,6 +113,10 @@ static struct vdev_device * all_devices = NULL;
 static size_t log_serial = 0;
 static bool   log_suspended = false;
 
+/* the longest device name ggspec_vdev_init accepts, in bytes (a tensor's name is as long at most:
+   the log's entries are formatted for names this long) */
+#define VDEV_MAX_NAME 63
+
 static void vdev_check(bool cond, const char * what) {
     if (!cond) {
         fflush(stdout);
@@ -702,11 +706,15 @@ static bool vdev_backend_cpy_tensor_async_between(backend_t backend_src, backend
 /* the public functions */
 
 backend_t ggspec_vdev_init(const struct ggspec_vdev_params * p) {
+    const char * name = p->name != NULL ? p->name : "VDEV";
+    const size_t len = strlen(name);
+    if (len > VDEV_MAX_NAME) { /* the entry log formats names of at most this many bytes */
+        fprintf(stderr, "ggspec vdev: a device name of %zu bytes (at most %d): no device\n", len, VDEV_MAX_NAME);
+        return NULL;
+    }
     struct vdev_device * dev = calloc(1, sizeof(*dev));
     vdev_check(dev != NULL, "out of memory for a device");
 
-    const char * name = p->name != NULL ? p->name : "VDEV";
-    const size_t len = strlen(name);
     dev->name = malloc(len + 1);
     vdev_check(dev->name != NULL, "out of memory for a device");
     memcpy(dev->name, name, len + 1);
