@@ -28,7 +28,6 @@ stay fast and their stderr holds only the assert line.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import hashlib
 import importlib.util
 import inspect
@@ -317,10 +316,10 @@ def _digest(include_dir: Path, lib_path: Path, prefix: str, spellings: Spellings
 def check_prefix(lib_path: Path, prefix: str) -> None:
     """A wrong `--prefix` is one line naming the prefixes the library does export (those P with
     a `P backend_cpu_init` symbol). Skipped for a library whose symbols cannot be read (not ELF)."""
-    from .elfsyms import exported_symbols, prefixes_of
+    from .elfsyms import prefixes_of, resolvable_symbols
 
     try:
-        names = exported_symbols(lib_path)
+        names = resolvable_symbols(lib_path)
     except OSError as exc:
         raise TargetUnavailable(f"cannot read {lib_path}: {exc.strerror or exc}") from None
     if not names or prefix + "backend_cpu_init" in names:
@@ -332,15 +331,16 @@ def check_prefix(lib_path: Path, prefix: str) -> None:
 
 
 def _exported_by(lib_path: Path) -> Callable[[str], bool]:
-    try:
-        handle = ctypes.CDLL(str(lib_path))
-    except OSError as exc:
-        raise TargetUnavailable(f"cannot load {lib_path}: {exc}") from None
+    """Whether the target library (or a library it needs) exports a symbol, read from the ELF
+    symbol tables: nothing of the target runs in ggspec's own process, so a library whose
+    constructor aborts, crashes or hangs is built here and fails (exit 3, with a report) where it
+    is first loaded, in a forked worker."""
+    from .elfsyms import is_elf, resolvable_symbols
 
-    def exported(name: str) -> bool:
-        return hasattr(handle, name)
-
-    return exported
+    if not is_elf(lib_path):
+        raise TargetUnavailable(f"{lib_path} is not an ELF shared library (ggspec reads a target's exported "
+                                "symbols from its ELF symbol table, without running the library's code)")
+    return resolvable_symbols(lib_path).__contains__
 
 
 @contextlib.contextmanager
