@@ -7,7 +7,7 @@ from dataclasses import replace
 from ggspec.reference.types import GGMLType
 from hypothesis import strategies as st
 
-from ..engine.registry import Recorder, check, example, mock_reading
+from ..engine.registry import Recorder, Scenario, check, example, mock_reading
 from ..inputs.strategies import Placement, TensorSpec, ViewSpec, placements, tensor_specs
 from ..target import Handle, Target, VDevParams
 from ._setup import alloc_size, backend_for, placed, view_of
@@ -128,6 +128,95 @@ def get_view_without_own_buffer(t: Target, rec: Recorder, placement: Placement, 
     t.buffer_clear(buf, 7)
     view = view_of(t, root, vspec)
     rec("got", t.tensor_get(view, 0, t.nbytes(view)))
+
+
+# --- the edges of the bounds (TDATA-3, TDATA-7, TDATA-10, TDATA-12) --------------------------
+# A bound `offset + size <= nbytes` has two sides: a range that ends exactly at the tensor's end
+# is accepted, one that ends a byte past it aborts. Each side is an explicit example of the
+# check (seed-free): `<` written for `<=` fails the clause itself, not only its users. Each check
+# also names the behaviour clause of the accepted side (an assert-only check must abort on every
+# example, engine/differential.py).
+
+#: (where, beyond): the range ends at nbytes + beyond (0: exactly at the end, accepted; 1: a byte
+#: past it, refused), starting at the tensor's start ("start": offset 0) or at its end ("end":
+#: offset nbytes, so size = beyond)
+EDGES = (("start", 0), ("end", 0), ("start", 1), ("end", 1))
+edges = st.sampled_from(EDGES)
+#: the tensor of the explicit examples: 16 floats in a CPU buffer
+EDGE_ARGS: dict[str, object] = {"placement": Placement("cpu"), "spec": TensorSpec(int(GGMLType.F32), (16,))}
+
+
+def _edge_range(n: int, edge: tuple[str, int]) -> tuple[int, int]:
+    """(offset, size) of the range `edge` for a tensor of n bytes."""
+    where, beyond = edge
+    return (0, n + beyond) if where == "start" else (n, beyond)
+
+
+def at_every_edge(fn: Scenario) -> Scenario:
+    """Give the check registered just below (write it above `@check`) each of EDGES as an
+    explicit example, on EDGE_ARGS's tensor."""
+    for edge in reversed(EDGES):
+        fn = example(**EDGE_ARGS, edge=edge)(fn)
+    return fn
+
+
+def _pattern(size: int) -> bytes:
+    return bytes((i * 7 + 1) & 0xFF for i in range(size))
+
+
+@at_every_edge
+@check("TDATA-3", "TDATA-4", placement=placements, spec=tensor_specs(), edge=edges)
+def set_to_the_edge(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec, edge: tuple[str, int]) -> None:
+    """tensor_set of a range ending exactly at the tensor's end writes it; a byte further aborts
+    (the buffer has room past the tensor, so only the bound stops it)."""
+    _, buf, tensor = placed(t, placement, spec, slack=128)
+    t.buffer_clear(buf, 0xA5)
+    offset, size = _edge_range(t.nbytes(tensor), edge)
+    t.tensor_set(tensor, _pattern(size), offset, size)
+    rec("buffer", t.buffer_bytes(buf))
+
+
+@at_every_edge
+@check("TDATA-7", "TDATA-8", placement=placements, spec=tensor_specs(), edge=edges)
+def get_to_the_edge(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec, edge: tuple[str, int]) -> None:
+    """tensor_get of a range ending exactly at the tensor's end reads it; a byte further aborts."""
+    _, buf, tensor = placed(t, placement, spec, slack=128)
+    t.buffer_clear(buf, 0xA5)
+    n = t.nbytes(tensor)
+    t.tensor_set(tensor, _pattern(n), 0, n)
+    offset, size = _edge_range(n, edge)
+    rec("got", t.tensor_get(tensor, offset, size))
+
+
+@at_every_edge
+@check("TDATA-10", "TDATA-13", placement=placements, spec=tensor_specs(), edge=edges)
+def set_async_to_the_edge(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec,
+                          edge: tuple[str, int]) -> None:
+    """set_async of a range ending exactly at the tensor's end writes it; a byte further aborts."""
+    backend, buf, tensor = placed(t, placement, spec, slack=128)
+    t.buffer_clear(buf, 0xA5)
+    offset, size = _edge_range(t.nbytes(tensor), edge)
+    mem = t.host_alloc(max(size, 1))
+    t.host_write(mem, 0, _pattern(size))
+    t.tensor_set_async(backend, tensor, mem, 0, offset, size)
+    t.backend_synchronize(backend)
+    rec("buffer", t.buffer_bytes(buf))
+
+
+@at_every_edge
+@check("TDATA-12", "TDATA-13", placement=placements, spec=tensor_specs(), edge=edges)
+def get_async_to_the_edge(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec,
+                          edge: tuple[str, int]) -> None:
+    """get_async of a range ending exactly at the tensor's end reads it; a byte further aborts."""
+    backend, buf, tensor = placed(t, placement, spec, slack=128)
+    t.buffer_clear(buf, 0xA5)
+    n = t.nbytes(tensor)
+    t.tensor_set(tensor, _pattern(n), 0, n)
+    offset, size = _edge_range(n, edge)
+    mem = t.host_alloc(max(size, 1))
+    t.tensor_get_async(backend, tensor, mem, 0, offset, size)
+    t.backend_synchronize(backend)
+    rec("got", t.host_read(mem, 0, size))
 
 
 # --- async ----------------------------------------------------------------------------------
@@ -322,6 +411,35 @@ def tensor_alloc_past_end(t: Target, rec: Recorder, placement: Placement, spec: 
     tensor = t.new_tensor(spec.type, spec.ne, "t")
     room = t.buffer_get_size(buf) - t.buffer_get_alloc_size(buf, tensor)
     t.tensor_alloc(buf, tensor, room + over)
+
+
+@example(**EDGE_ARGS, before=1)
+@example(**EDGE_ARGS, before=0)
+@check("TDATA-22", "TDATA-24", placement=placements, spec=tensor_specs(), before=st.sampled_from([0, 1]))
+def tensor_alloc_at_the_base(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec, before: int) -> None:
+    """The two sides of `addr >= base`: tensor_alloc at offset 0 places the tensor, at -1 aborts."""
+    backend = backend_for(t, placement)
+    buf = t.backend_alloc_buffer(backend, alloc_size(spec, placement))
+    tensor = t.new_tensor(spec.type, spec.ne, "t")
+    t.tensor_alloc(buf, tensor, -before)
+    rec("buffer is set", t.tensor_buffer(tensor) == buf)
+    rec("at the base", t.tensor_data(tensor) == t.buffer_get_base(buf))
+
+
+@example(**EDGE_ARGS, over=1)
+@example(**EDGE_ARGS, over=0)
+@check("TDATA-23", "TDATA-24", placement=placements, spec=tensor_specs(), over=st.sampled_from([0, 1]))
+def tensor_alloc_to_the_end(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec, over: int) -> None:
+    """The two sides of `addr + alloc size <= base + size`: a tensor ending exactly at the
+    buffer's end is placed, one ending a byte past it aborts."""
+    backend = backend_for(t, placement)
+    buf = t.backend_alloc_buffer(backend, alloc_size(spec, placement))
+    tensor = t.new_tensor(spec.type, spec.ne, "t")
+    room = t.buffer_get_size(buf) - t.buffer_get_alloc_size(buf, tensor)
+    t.tensor_alloc(buf, tensor, room + over)
+    rec("buffer is set", t.tensor_buffer(tensor) == buf)
+    rec("ends at the end", (t.tensor_data(tensor) or 0) + t.buffer_get_alloc_size(buf, tensor)
+        == (t.buffer_get_base(buf) or 0) + t.buffer_get_size(buf))
 
 
 # --- bounds are size_t sums (errata TDATA-3, TDATA-7, TDATA-10, TDATA-12) --------------------
