@@ -1,5 +1,0 @@
-"""Moved to conformance/tools/cli.py; this path stays for printed commands and imports (see _moved.py)."""
-
-from ._moved import alias
-
-alias(__name__, "tools.cli")
