@@ -93,6 +93,10 @@ def prepare_target(name: str) -> None:
     loading it: this runs none of the target's code, so the runner does it in its own process
     and loads the target only in forked workers. Raises ValueError for an unknown name."""
     kind = parse(name).kind
+    from .vulkan_device import is_shipped, note_target
+
+    if is_shipped(selected_device()):
+        note_target(name)  # the reference is shaped after this target's device (vulkan_device.py)
     if kind in ("reference", "native"):
         return
     if kind in ("rc8", "external") or name in SDIST_TARGETS:
@@ -108,8 +112,15 @@ def make_target(name: str, profile: Profile | None = None) -> Target:
     target = _new_target(name, profile)
     from .webgpu_device import install, watch_reach
 
-    if selected_device() == "webgpu":  # --device webgpu (webgpu_device.py)
+    device = selected_device()
+    if device == "webgpu":  # --device webgpu (webgpu_device.py): a device we build
         install(target)
+    else:
+        from . import vulkan_device
+
+        if vulkan_device.is_shipped(device):  # --device vulkan: a device the target ships (vulkan_device.py)
+            vulkan_device.note_target(name)
+            vulkan_device.install(target, device)
     watch_reach(target)  # whether the check's verdict depends on the device (engine/reach.py)
     target.run_profile = profile or default_profile(name)  # type: ignore[attr-defined]  # not in the Target protocol
     return target

@@ -1,5 +1,5 @@
 """Version adapters: the C API adapter over later builds of ggml-backend's API generation
-(ggml-python 0.0.25 to 0.0.37, llama-cpp-python 0.2.30), whose entry points drifted from
+(ggml-python 0.0.25 to 0.0.37, llama-cpp-python 0.2.30 to 0.2.78), whose entry points drifted from
 rc.8's. Each drift is handled here, in one place per function, and chosen from the target's own
 headers when its adapter module is compiled:
 

@@ -1,7 +1,9 @@
 """The `ggml-python-X` targets (upstream ggml as vendored in PyPI's ggml-python X, for every X
-from 0.0.25 to 0.0.37: the last versions before the backend "device" API) and
-`llama-cpp-python-0.2.30` (llama.cpp of 2024-01-18, the days of whisper.rn 0.4.0-rc.8), fetched
-and built at test time, outside the repository.
+from 0.0.25 to 0.0.37: the last versions before the backend "device" API),
+`llama-cpp-python-0.2.30` (llama.cpp of 2024-01-18, the days of whisper.rn 0.4.0-rc.8) and
+`llama-cpp-python-0.2.38`, `-0.2.56`, `-0.2.78` (February, March and June 2024: llama.cpp with
+its Vulkan backend, whose SPIR-V ships pre-generated), fetched and built at test time, outside
+the repository.
 
 `ensure_sdist_target(name)` runs `pip download --no-deps --no-binary :all: <requirement>` into
 `<cache>/<name>/` (see `external.cache_dir`), checks the sdist's sha256 against `SDISTS` (pinned
@@ -14,6 +16,15 @@ flags rc8.py uses:
 
 How long the build took is kept in `<cache>/<name>/lib/build.json` (`build_seconds`). The
 symbols keep upstream's `ggml_` prefix. Nothing of an sdist is ever written into the repository.
+
+An sdist with `vulkan = True` also unpacks ggml-vulkan.cpp, ggml-vulkan-shaders.hpp and
+tests/test-backend-ops.cpp; where g++ and Vulkan's headers are present (`vulkan_buildable`:
+Debian's libvulkan-dev) ggml-vulkan.cpp is compiled with g++ (`VULKAN_CXXFLAGS`, ~10 s) and
+linked into the same library with `-lvulkan -lstdc++`. The C sources are compiled exactly as
+without it (no GGML_USE_VULKAN), so the CPU target is the same code either way; `--device
+vulkan` (vulkan_device.py) makes the device with the library's `ggml_backend_vk_init`. Without
+Vulkan's headers the library is built without it and `--device vulkan` is `unsupported`; the
+build's recipe records which, so installing libvulkan-dev later rebuilds it.
 
 Offline: `GGSPEC_SDIST_DIR=/folder/with/the/sdists` (or, for 0.0.26 and as before,
 `GGSPEC_GGML_PYTHON_SDIST=/path/to/ggml_python-0.0.26.tar.gz`) is used instead of pip (the
@@ -59,6 +70,9 @@ class Sdist:
     src: str  # relative to the vendored ggml
     public_include: str  # relative to the vendored ggml
     what: str  # for reports
+    #: the vendored tree ships upstream's Vulkan backend (ggml-vulkan.cpp with its SPIR-V
+    #: pre-generated in ggml-vulkan-shaders.hpp): built in where Vulkan is present (vulkan_device.py)
+    vulkan: bool = False
 
     @property
     def libname(self) -> str:
@@ -94,14 +108,31 @@ GGML_PYTHON_SHA256 = {
     "0.0.37": "5b2c792619b5c84d0f09ab64137955a5d267ffc17144916fec1d38408a967df0",
 }
 
-LLAMA_CPP_PYTHON = Sdist("llama-cpp-python-0.2.30", "llama-cpp-python==0.2.30", "llama_cpp_python-0.2.30.tar.gz",
-                         "0bf28528945bede4a1f7f913bdd8a0dd83204fc4d61ef52dfc5355abb7169857",
-                         "llama_cpp_python-0.2.30", ("vendor", "llama.cpp"), ".", ".",
-                         "llama.cpp of 2024-01-18, vendored in llama-cpp-python 0.2.30")
+def _llama_cpp_python(version: str, sha256: str, date: str, vulkan: bool) -> Sdist:
+    return Sdist(f"llama-cpp-python-{version}", f"llama-cpp-python=={version}", f"llama_cpp_python-{version}.tar.gz",
+                 sha256, f"llama_cpp_python-{version}", ("vendor", "llama.cpp"), ".", ".",
+                 f"llama.cpp of {date}, vendored in llama-cpp-python {version}"
+                 + (" (with its Vulkan backend)" if vulkan else ""), vulkan)
+
+
+LLAMA_CPP_PYTHON = _llama_cpp_python("0.2.30", "0bf28528945bede4a1f7f913bdd8a0dd83204fc4d61ef52dfc5355abb7169857",
+                                     "2024-01-18", False)
+#: llama-cpp-python versions whose llama.cpp ships the Vulkan backend with pre-generated SPIR-V,
+#: spread over this API generation: 0.2.78 is the last whose backend interface the drift adapter
+#: reaches (0.2.79's buffer types lost `supports_backend` for the backends' `supports_buft`, and
+#: soon after llama.cpp moved ggml into ggml/ and generated the SPIR-V at build time): version ->
+#: (sha256 of the sdist, llama.cpp's month and commit, from the sdist's CHANGELOG.md)
+LLAMA_CPP_PYTHON_VULKAN = {
+    "0.2.38": ("5acf5dd43e7e36e012924c92cb27612cd116571fe5849528758a2d6b301b7139", "February 2024 (1cfb537)"),
+    "0.2.56": ("9c82db80e929ae93c2ab069a76a8a52aac82479cf9d0523c3550af48554cc785", "March 2024 (c2101a2)"),
+    "0.2.78": ("3df7cfde84287faaf29675fba8939060c3ab3f0ce8db875dabf7df5d83bd8751", "June 2024 (fd5ea0f)"),
+}
 
 #: every sdist target, by name, oldest first
 SDISTS: dict[str, Sdist] = {s.name: s for s in [_ggml_python(v, h) for v, h in GGML_PYTHON_SHA256.items()]}
 SDISTS[LLAMA_CPP_PYTHON.name] = LLAMA_CPP_PYTHON
+for _v, (_sha, _date) in LLAMA_CPP_PYTHON_VULKAN.items():
+    SDISTS[f"llama-cpp-python-{_v}"] = _llama_cpp_python(_v, _sha, _date, True)
 
 #: the target this module started with (tests and the user guide use it)
 NAME = "ggml-python-0.0.26"
@@ -164,9 +195,17 @@ def _fetch(sd: Sdist, dest: Path) -> None:
         shutil.rmtree(tmpdir, ignore_errors=True)
 
 
+#: what a Vulkan-capable sdist adds to its unpacked sources: the backend, its SPIR-V and, for
+#: the side-by-side table, upstream's own op test (relative to the vendored ggml)
+VULKAN_FILES = ("ggml-vulkan.cpp", "ggml-vulkan-shaders.hpp", "tests/test-backend-ops.cpp")
+
+
 def _wanted(sd: Sdist, rel: PurePosixPath) -> bool:
-    """The C sources and headers directly in the vendored ggml's src and public include folders."""
+    """The C sources and headers directly in the vendored ggml's src and public include folders
+    (and, of a Vulkan-capable sdist, VULKAN_FILES)."""
     folders = {PurePosixPath(sd.src), PurePosixPath(sd.public_include)}
+    if sd.vulkan and str(rel) in VULKAN_FILES:
+        return True
     return rel.suffix in (".c", ".h") and rel.parent in folders
 
 
@@ -209,12 +248,50 @@ def _stage(sd: Sdist, ggml: Path, include: Path) -> None:
     os.replace(tmp, include)
 
 
-def _build(sd: Sdist, src: Path, include: Path, lib: Path) -> None:
+#: how ggml-vulkan.cpp is compiled (upstream's CMake: C++11, NDEBUG in a release build) and
+#: what the library then links
+VULKAN_CXXFLAGS = ("-O2", "-fPIC", "-std=c++11", "-DNDEBUG", "-w")
+VULKAN_LIBS = ("-lvulkan", "-lstdc++")
+
+
+def vulkan_buildable() -> str | None:
+    """None where the Vulkan backend of an sdist can be built here (g++, Vulkan's C++ headers
+    and loader: Debian's g++ and libvulkan-dev); else what is missing, in words."""
+    if shutil.which("g++") is None:
+        return "no g++"
+    includes = [Path("/usr/include"), Path("/usr/local/include")]
+    includes += [Path(p) for p in os.environ.get("CPLUS_INCLUDE_PATH", "").split(os.pathsep) if p]
+    if not any((d / "vulkan" / "vulkan.hpp").is_file() for d in includes):
+        return "no Vulkan headers (vulkan/vulkan.hpp: install libvulkan-dev)"
+    return None
+
+
+def _build_vulkan(sd: Sdist, src: Path, include: Path, out: Path) -> Path:
+    """Compile the sdist's ggml-vulkan.cpp (with its pre-generated shaders) to an object file,
+    compiled as upstream's build does but for one thing: only this file is compiled with the
+    Vulkan backend; ggml.c and ggml-backend.c are built as for the CPU target (no
+    GGML_USE_VULKAN: no CPU-assist hooks in ggml.c, no registry entry), so its CPU side is the
+    CPU target's, byte for byte, and the device is made by `ggml_backend_vk_init` (vulkan_device.py)."""
+    gxx = shutil.which("g++")
+    if gxx is None:
+        raise TargetUnavailable(f"target {sd.name}'s Vulkan backend needs g++ (not installed)")
+    obj = out / "ggml-vulkan.o"
+    tmp = out / f".ggml-vulkan.o.{os.getpid()}"
+    cmd = [gxx, *VULKAN_CXXFLAGS, f"-I{include}", f"-I{src}", "-c", str(src / "ggml-vulkan.cpp"), "-o", str(tmp)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        errors = [ln for ln in proc.stderr.splitlines() if "error" in ln][:8]
+        raise TargetUnavailable(f"building {sd.name}'s Vulkan backend failed: " + " ".join(cmd) + "\n" + "\n".join(errors))
+    os.replace(tmp, obj)
+    return obj
+
+
+def _build(sd: Sdist, src: Path, include: Path, lib: Path, extra: list[str] | None = None) -> None:
     gcc = shutil.which("gcc")
     if gcc is None:
         raise TargetUnavailable(f"target {sd.name} needs gcc to build the vendored ggml (not installed)")
     tmp = lib.with_name(f".{lib.name}.{os.getpid()}")
-    cmd = [gcc, *CFLAGS, f"-I{include}", *(str(src / s) for s in SOURCES), "-o", str(tmp), *LIBS]
+    cmd = [gcc, *CFLAGS, f"-I{include}", *(str(src / s) for s in SOURCES), "-o", str(tmp), *LIBS, *(extra or [])]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         errors = [ln for ln in proc.stderr.splitlines() if "error" in ln][:8]
@@ -234,7 +311,7 @@ def ensure_sdist_target(name: str) -> tuple[Path, Path]:
         ggml = root / "ggml"
         include = root / "include"
         stamp = root / ".unpacked"
-        staged = f"{sd.sha256} all-headers"
+        staged = f"{sd.sha256} all-headers" + (" vulkan" if sd.vulkan else "")
         if not stamp.is_file() or stamp.read_text().strip() != staged or not include.is_dir():
             stamp.unlink(missing_ok=True)
             with step(f"unpacking {sd.filename} into {root}"):
@@ -243,12 +320,19 @@ def ensure_sdist_target(name: str) -> tuple[Path, Path]:
             stamp.write_text(staged + "\n")
         lib = root / "lib" / sd.libname
         lib_stamp = root / "lib" / ".build"
+        vulkan = sd.vulkan and vulkan_buildable() is None
         recipe = f"{sd.sha256} {' '.join(CFLAGS)} {' '.join(SOURCES)} {' '.join(LIBS)}"
+        if vulkan:
+            recipe += f" + {' '.join(VULKAN_CXXFLAGS)} ggml-vulkan.cpp {' '.join(VULKAN_LIBS)}"
         if not lib.is_file() or not lib_stamp.is_file() or lib_stamp.read_text().strip() != recipe:
             lib.parent.mkdir(parents=True, exist_ok=True)
             start = time.monotonic()
+            extra: list[str] = []
+            if vulkan:
+                with step(f"compiling {sd.name}'s Vulkan backend (ggml-vulkan.cpp) with g++ (one time, ~10 s)"):
+                    extra = [str(_build_vulkan(sd, ggml / sd.src, include, lib.parent)), *VULKAN_LIBS]
             with step(f"building {sd.name}'s ggml sources with gcc into {lib} (one time, tens of seconds)"):
-                _build(sd, ggml / sd.src, include, lib)
+                _build(sd, ggml / sd.src, include, lib, extra)
             (root / "lib" / "build.json").write_text(json.dumps(
                 {"target": sd.name, "build_seconds": round(time.monotonic() - start, 1),
                  "command": build_command(name)}, indent=1) + "\n")
@@ -273,4 +357,8 @@ def build_command(name: str = NAME) -> str:
     """The compile line `ensure_sdist_target` uses, for documentation and reports."""
     sd = sdist_of(name)
     src = "/".join((*sd.vendor, sd.src)) if sd.src != "." else "/".join(sd.vendor)
-    return "gcc " + " ".join(CFLAGS) + " -Iinclude " + " ".join(f"{src}/{s}" for s in SOURCES) + " " + " ".join(LIBS)
+    line = "gcc " + " ".join(CFLAGS) + " -Iinclude " + " ".join(f"{src}/{s}" for s in SOURCES) + " " + " ".join(LIBS)
+    if sd.vulkan:
+        line = (f"g++ {' '.join(VULKAN_CXXFLAGS)} -Iinclude -c {src}/ggml-vulkan.cpp -o ggml-vulkan.o (where Vulkan "
+                f"is present); {line} [ggml-vulkan.o {' '.join(VULKAN_LIBS)}]")
+    return line

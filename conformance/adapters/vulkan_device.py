@@ -1,0 +1,334 @@
+"""`ggspec check --device vulkan`: a device the target ships, upstream's own Vulkan backend, as
+the device beside the target's CPU backend, under the target's own scheduler and allocator.
+
+A device is either one ggspec builds (`vdev`, the mock; `webgpu`, webgpu_device.py) or one the
+target ships (SHIPPED: `vulkan` now; the same table can later name Metal or CUDA). A shipped
+device replaces, as `--device webgpu` does, the first *plain* virtual device an example asks for
+(`VDevParams()` but for its name); every other device stays the mock. On
+
+- a C target that ships it (the llama-cpp-python sdists with `vulkan = True` in
+  ggml_python.SDISTS, built with ggml-vulkan.cpp where Vulkan is present): the backend made by
+  the library's own `ggml_backend_vk_init(0)` (after `ggml_backend_vk_get_device_count()`, which
+  starts Vulkan's instance in 0.2.56 and later), started on first use in the worker that runs
+  the example, never in the parent before a fork (NeedsDeviceWorker, as for WebGPU);
+- the reference: a virtual device of that build's shape (`vulkan_shape(target)`): its name
+  (`Vulkan` in 0.2.38, `Vulkan0` from 0.2.56), the alignment lavapipe reports
+  (minStorageBufferOffsetAlignment, 16), no `get_alloc_size` beyond nbytes, no async entries
+  (all three versions leave set/get/cpy_tensor_async and synchronize NULL), and kernels of its
+  own: supports_op is the version's `ggml_backend_vk_supports_op`, transcribed clause by clause
+  (`supports_op_0_2_38` ...), and a graph holding anything else is refused (spec/core.md,
+  "Devices with kernels of their own": supports_op tells the truth).
+
+The version the reference is shaped after is the run's target: `prepare_target` and
+`make_target` record it in `$GGSPEC_DEVICE_OF` (forked workers inherit it).
+
+Where the device is missing — a target that does not ship it, a build made without Vulkan's
+headers, a machine whose Vulkan loader finds no device — the example raises `MissingSymbol`
+naming what is missing, in one line: `unsupported`, never a crash, never a failure. The mock's
+counters and entry log asked of the shipped device are `MockOnly` / `MissingSymbol` on both sides,
+a graph the device refuses is `DeviceRefused`, as for WebGPU (webgpu_device.py).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ggspec.reference.tensor import Tensor
+from ggspec.reference.types import GGMLType, Op, type_size
+from ggspec.reference.vdev import ALL_OPS, VDevParams
+
+from ..errors import DeviceRefused, MissingSymbol, MockOnly, NeedsDeviceWorker
+from ..target import IN_SHARED_WORKER, Target
+from .webgpu_device import _WebGPUDevice, is_plain
+
+#: the run's target, whose shipped device the reference is shaped after (inherited by workers)
+DEVICE_OF_ENV = "GGSPEC_DEVICE_OF"
+#: lavapipe's minStorageBufferOffsetAlignment, what the Vulkan buffer type's get_alignment returns
+VULKAN_ALIGNMENT = 16
+
+_F32, _F16, _I32, _Q4_0, _Q8_0 = GGMLType.F32, GGMLType.F16, GGMLType.I32, GGMLType.Q4_0, GGMLType.Q8_0
+_GELU, _SILU, _RELU = 7, 9, 5  # enum ggml_unary_op (rc.8's numbering, the suite's)
+_NOOPS = frozenset({Op.NONE, Op.RESHAPE, Op.VIEW, Op.PERMUTE, Op.TRANSPOSE})
+#: the operations every version's supports_op accepts for any operands (of the suite's ops)
+_ALWAYS = _NOOPS | {Op.NORM, Op.ADD, Op.MUL, Op.SCALE, Op.CONT, Op.SOFT_MAX}
+_CPY_PAIRS = ((_F32, _F32), (_F32, _F16), (_F16, _F16))
+
+
+def _unary(op: Tensor) -> int:
+    return int(struct.unpack_from("<i", op.op_params.ljust(4, b"\0"))[0])
+
+
+def _is_contiguous(t: Tensor) -> bool:
+    """0.2.78's `ggml_is_contiguous`: every stride exactly the packed one (no exception for an
+    extent of 1)."""
+    nb0 = type_size(t.type)
+    blck = 32 if t.type in (_Q4_0, _Q8_0) else 1
+    return (t.nb[0] == nb0 and t.nb[1] == nb0 * t.ne[0] // blck and t.nb[2] == t.nb[1] * t.ne[1]
+            and t.nb[3] == t.nb[2] * t.ne[2])
+
+
+def supports_op_0_2_38(op: Tensor) -> bool:
+    """llama-cpp-python 0.2.38's `ggml_backend_vk_supports_op` (ggml-vulkan.cpp), for the suite's
+    operations: GELU/SILU/RELU; MUL_MAT when a and b agree in ne[3] (any types); CPY of
+    F32->F32, F32->F16, F16->F16; NORM, ADD, MUL, SCALE, CONT, SOFT_MAX and the no-ops for any
+    operands; DUP and GET_ROWS (commented out) never."""
+    a, b = op.src[0], op.src[1]
+    if op.op in _ALWAYS:
+        return True
+    if op.op == Op.UNARY:
+        return _unary(op) in (_GELU, _SILU, _RELU)
+    if op.op == Op.MUL_MAT:
+        return a is not None and b is not None and a.ne[3] == b.ne[3]
+    if op.op == Op.CPY:
+        return a is not None and b is not None and (a.type, b.type) in _CPY_PAIRS
+    return False
+
+
+def supports_op_0_2_56(op: Tensor) -> bool:
+    """0.2.56's: 0.2.38's, and DUP for any types: its `case GGML_OP_DUP:` falls through (the
+    REPEAT body below it is commented out) into ROPE's test of op_params[2] & 4, which a DUP's
+    zero op_params pass."""
+    return op.op == Op.DUP or supports_op_0_2_38(op)
+
+
+def supports_op_0_2_78(op: Tensor) -> bool:
+    """0.2.78's: GELU/SILU/RELU of a contiguous source; MUL_MAT of F32, F16, Q4_0, Q8_0 (and
+    other quantized types) weights when ne[3] agrees; GET_ROWS of F32, F16, Q4_0, Q8_0 tables;
+    CPY and DUP of F32->F32, F32->F16, F16->F16 (DUP: the source's type twice); NORM, ADD, MUL,
+    SCALE, CONT, SOFT_MAX and the no-ops for any operands."""
+    a, b = op.src[0], op.src[1]
+    if op.op in _ALWAYS:
+        return True
+    if a is None:
+        return False
+    if op.op == Op.UNARY:
+        return _unary(op) in (_GELU, _SILU, _RELU) and _is_contiguous(a)
+    if op.op == Op.MUL_MAT:
+        return b is not None and a.type in (_F32, _F16, _Q4_0, _Q8_0) and a.ne[3] == b.ne[3]
+    if op.op == Op.GET_ROWS:
+        return a.type in (_F32, _F16, _Q4_0, _Q8_0)
+    if op.op in (Op.CPY, Op.DUP):
+        return (a.type, b.type if b is not None else a.type) in _CPY_PAIRS
+    return False
+
+
+#: the operations any version's supports_op names (its `ops`; `kernels` decides per node)
+VULKAN_OPS = frozenset(_ALWAYS | {Op.UNARY, Op.MUL_MAT, Op.CPY, Op.DUP, Op.GET_ROWS}) & ALL_OPS
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """A device a target ships: its `--device` name, the targets that ship it and, per target,
+    the shape the reference is given."""
+
+    name: str
+    #: target name -> the reference's shape of that build's device
+    shapes: dict[str, VDevParams]
+    #: the C symbol that makes a backend of the device (given device 0)
+    init_symbol: str
+    #: a C symbol to call first (it starts the device's instance), if the build has it
+    count_symbol: str
+    #: a check of the machine (None: a device is there; else what is missing, in words)
+    probe: Callable[[], str | None]
+
+
+def _shape(name: str, kernels: Callable[[Tensor], bool]) -> VDevParams:
+    return VDevParams(name=name, alignment=VULKAN_ALIGNMENT, async_entries=False, cpy_tensor_async=False,
+                      ops=VULKAN_OPS, kernels=kernels)
+
+
+_PROBED: dict[str, str | None] = {}
+
+
+def vulkan_probe() -> str | None:
+    """Whether Vulkan's loader finds a physical device here (once per process): None if it does,
+    else why not, in words. Uses libvulkan directly, not the target (whose init aborts without one)."""
+    if "vulkan" in _PROBED:
+        return _PROBED["vulkan"]
+    why: str | None = None
+    try:
+        vk = ctypes.CDLL("libvulkan.so.1")
+    except OSError:
+        why = "no Vulkan loader (libvulkan.so.1: install libvulkan1 and a driver such as mesa-vulkan-drivers)"
+    else:
+        class CreateInfo(ctypes.Structure):
+            _fields_ = [("sType", ctypes.c_int), ("pNext", ctypes.c_void_p), ("flags", ctypes.c_uint32),
+                        ("pApplicationInfo", ctypes.c_void_p), ("enabledLayerCount", ctypes.c_uint32),
+                        ("ppEnabledLayerNames", ctypes.c_void_p), ("enabledExtensionCount", ctypes.c_uint32),
+                        ("ppEnabledExtensionNames", ctypes.c_void_p)]
+
+        info = CreateInfo(1, None, 0, None, 0, None, 0, None)  # VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO
+        instance = ctypes.c_void_p()
+        rc = vk.vkCreateInstance(ctypes.byref(info), None, ctypes.byref(instance))
+        if rc != 0:
+            why = f"no Vulkan instance (vkCreateInstance returned {rc}: no driver?)"
+        else:
+            count = ctypes.c_uint32(0)
+            vk.vkEnumeratePhysicalDevices(instance, ctypes.byref(count), None)
+            vk.vkDestroyInstance(instance, None)
+            if count.value == 0:
+                why = "no Vulkan device (the loader found no driver: install mesa-vulkan-drivers for lavapipe)"
+    _PROBED["vulkan"] = why
+    return why
+
+
+VULKAN = Shipped(
+    "vulkan",
+    {"llama-cpp-python-0.2.38": _shape("Vulkan", supports_op_0_2_38),
+     "llama-cpp-python-0.2.56": _shape("Vulkan0", supports_op_0_2_56),
+     "llama-cpp-python-0.2.78": _shape("Vulkan0", supports_op_0_2_78)},
+    "ggml_backend_vk_init", "ggml_backend_vk_get_device_count", vulkan_probe)
+
+#: the devices targets ship, by `--device` name
+SHIPPED: dict[str, Shipped] = {VULKAN.name: VULKAN}
+
+
+def is_shipped(device: str) -> bool:
+    return device in SHIPPED
+
+
+def note_target(name: str) -> None:
+    """Record the run's target (not the reference) for the reference's shape ($GGSPEC_DEVICE_OF)."""
+    if name != "reference":
+        os.environ[DEVICE_OF_ENV] = name
+
+
+def shape_of(device: str, target_name: str) -> VDevParams | None:
+    """The reference's shape of `device` as target `target_name` ships it (None: it does not)."""
+    shipped = SHIPPED[device]
+    return shipped.shapes.get(target_name)
+
+
+class _ShippedDevice(_WebGPUDevice):
+    """The replaced entries of one target (one example), for a device the target ships."""
+
+    def __init__(self, target: Any, shipped: Shipped) -> None:
+        super().__init__(target)
+        self.shipped = shipped
+        self.of = target.name if self.is_c else os.environ.get(DEVICE_OF_ENV, "")
+        shape = shape_of(shipped.name, self.of)
+        self.shape = replace(shape) if shape is not None else None
+
+    def init(self, params: VDevParams) -> Any:
+        if self.used or not is_plain(params):
+            return self.vdev_init(params)
+        self.used = True
+        if self.shape is None:
+            who = self.of or "the run's target (unknown here: $GGSPEC_DEVICE_OF is not set)"
+            raise MissingSymbol(self.target.name, f"a {self.shipped.name} device ({who} does not ship one; "
+                                f"devices it ships: {', '.join(shipped_by(self.of)) or 'none'})")
+        if not self.is_c:
+            return self.vdev_init(self.shape)
+        return self._c_backend()
+
+    def _c_backend(self) -> Any:
+        t = self.target
+        if IN_SHARED_WORKER.get():
+            raise NeedsDeviceWorker(f"the {self.shipped.name} device starts only in a worker forked for examples")
+        why = self.shipped.probe()
+        if why is not None:
+            raise MissingSymbol(t.name, f"a {self.shipped.name} device ({why})")
+        lib = ctypes.CDLL(str(t.build.lib_path))  # the library the adapter module already loaded
+        init = getattr(lib, self.shipped.init_symbol, None)
+        if init is None:
+            raise MissingSymbol(t.name, f"{self.shipped.init_symbol} (this build of {t.name} was made without "
+                                f"its {self.shipped.name} backend: {vulkan_missing()})")
+        count = getattr(lib, self.shipped.count_symbol, None)
+        if count is not None:
+            count.restype = ctypes.c_int
+            if int(count()) < 1:
+                raise MissingSymbol(t.name, f"a {self.shipped.name} device ({self.shipped.count_symbol}() is 0)")
+        init.restype, init.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+        ptr = init(0)
+        if not ptr:
+            raise MissingSymbol(t.name, f"a {self.shipped.name} device ({self.shipped.init_symbol}(0) returned NULL)")
+        backend = t.ffi.cast(f"{t.p}backend_t", ptr)
+        self.backend = backend
+        return backend
+
+    @property
+    def device_name(self) -> str:
+        return self.shape.name if self.shape is not None else ""
+
+    def _is_webgpu_backend(self, backend: Any) -> bool:  # the shipped device's backend
+        return bool(self.used and self.shape is not None and self.target.backend_name(backend) == self.device_name)
+
+    def _is_device_buffer(self, buf: Any) -> bool:
+        return bool(self.used and self.shape is not None and self.target.buffer_name(buf) == self.device_name)
+
+    def pending(self, backend: Any) -> int:
+        if self._is_webgpu_backend(backend):
+            raise MockOnly(self.target.name, f"vdev_pending on the {self.shipped.name} device (the mock's counter)")
+        return int(self.vdev_pending(backend))
+
+    def counters(self, buf: Any) -> tuple[int, int]:
+        if self._is_device_buffer(buf):
+            raise MockOnly(self.target.name, f"vdev_counters on the {self.shipped.name} device (the mock's counters)")
+        result: tuple[int, int] = self.vdev_counters(buf)
+        return result
+
+    def bytes_of(self, buf: Any) -> bytes:
+        """Every byte of a buffer; of a device buffer (not host memory) through an I8 tensor over
+        the whole buffer and `tensor_get`."""
+        t = self.target
+        if not (self.is_c and self._is_device_buffer(buf)):
+            return bytes(self.buffer_bytes(buf))
+        size = int(t.buffer_get_size(buf))
+        if size == 0:
+            return b""
+        whole = t.new_tensor(int(GGMLType.I8), (size,), "device-buffer-bytes")
+        t.tensor_alloc(buf, whole, 0)
+        return bytes(t.tensor_get(whole, 0, size))
+
+    def compute(self, backend: Any, graph: Any) -> bool:
+        ok = bool(self.graph_compute(backend, graph))
+        if not ok and self._is_webgpu_backend(backend):
+            raise DeviceRefused(self.target.name, f"graph_compute of this graph on the {self.shipped.name} device "
+                                "(an operation or layout its supports_op refuses)")
+        return ok
+
+    def log(self) -> list[str]:
+        if self.used:
+            raise MissingSymbol(self.target.name, f"an entry log of the {self.shipped.name} device (only the mock "
+                                "keeps one)")
+        result: list[str] = self.vdev_log()
+        return result
+
+
+def shipped_by(target_name: str) -> list[str]:
+    """The devices target `target_name` ships (by `--device` name)."""
+    return [d.name for d in SHIPPED.values() if target_name in d.shapes]
+
+
+def vulkan_missing() -> str:
+    from .ggml_python import vulkan_buildable
+
+    return vulkan_buildable() or "rebuild it: its cached build predates the Vulkan headers"
+
+
+def unavailable(device: str, target_name: str) -> str | None:
+    """One line saying why `--device DEVICE` cannot reach a device for `target_name` (every
+    example that asks for it is then `unsupported`); None when it can (as far as can be told
+    without starting it)."""
+    if device not in SHIPPED:
+        return None
+    if target_name not in SHIPPED[device].shapes:
+        return (f"--device {device}: target {target_name} does not ship a {device} device (targets that do: "
+                f"{', '.join(SHIPPED[device].shapes)}); every example that asks for it is unsupported")
+    return None
+
+
+def install(target: Target, device: str) -> Target:
+    """Give `target` the shipped `device` in place of its first plain virtual device (module doc)."""
+    dev = _ShippedDevice(target, SHIPPED[device])
+    t: Any = target
+    t.vdev_init, t.vdev_pending, t.vdev_counters, t.vdev_log = dev.init, dev.pending, dev.counters, dev.log
+    t.buffer_bytes, t.backend_graph_compute = dev.bytes_of, dev.compute
+    t.backend_free, t.close = dev.free, dev.close
+    t.device = device
+    return target
