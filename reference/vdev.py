@@ -386,9 +386,10 @@ def _accepts(device: Device, op: Tensor) -> bool:
     return op.op in device.params.ops and (kernels is None or kernels(op))
 
 
+@implements("BACK-15")
 def _refused(device: Device, nodes: list[Tensor]) -> bool:
-    """A device with kernels of its own refuses a graph holding a node they do not compute
-    (nothing is computed); other devices compute every node (BACK-13). A refused node that the
+    """BACK-15: a device with kernels of its own refuses a graph holding a node they do not
+    compute (nothing is computed); other devices compute every node (BACK-13). A refused node that the
     CPU code would abort on raises NotBinding: that assert does not bind the device (it refused
     the node), and what follows is not judged."""
     if device.params.kernels is None:

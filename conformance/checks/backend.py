@@ -3,13 +3,19 @@ supports_op, and the ordering a device backend must keep."""
 
 from __future__ import annotations
 
+import math
+import random
+import struct
 from dataclasses import replace
 
+from ggspec.reference.clauses import Profile
 from ggspec.reference.types import GGMLType, Op
 from hypothesis import strategies as st
 
-from ..engine.registry import NotObservable, Recorder, check, mock_reading
+from ..engine.registry import NotObservable, Recorder, check, example, mock_reading
+from ..errors import DeviceRefused
 from ..inputs.strategies import (
+    DEVICE_NAMES,
     Placement,
     TensorSpec,
     ascii_names,
@@ -19,8 +25,12 @@ from ..inputs.strategies import (
     vdev_params,
     vdev_params_with,
 )
-from ..target import Target, VDevParams
-from ._setup import backend_for, fill, placed
+from ..target import Handle, Target, VDevParams
+from ._device_cases import CASES
+from ._device_cases import build as build_case
+from ._graphs import place_nodes, raw
+from ._oracle import Oracle
+from ._setup import backend_for, fill, placed, run_profile
 
 named_placements = st.one_of(
     st.just(Placement("cpu")),
@@ -200,3 +210,128 @@ def sync_set_runs_the_queue_first(t: Target, rec: Recorder, seed: int) -> None:
     t.backend_synchronize(backend)
     rec("buffer after synchronize", t.buffer_bytes(buf)[:16])
     rec("tensor_set's bytes", t.tensor_get(tensor, 0, 16) == written)
+
+
+# --- BACK-15: supports_op tells the truth (on whatever device the run selects) -----------------------
+
+
+@example(seed=0)
+@check("BACK-15", "BACK-7", seed=st.sampled_from([0, 1, 2]))
+def supports_op_tells_the_truth(t: Target, rec: Recorder, seed: int) -> None:
+    """Every operation and type pair the suite builds (checks/_device_cases.py), one node each on
+    a plain device (the mock; WebGPU under `--device webgpu`): where supports_op is true,
+    graph_compute computes it, within the operation's own bound of the reference model's
+    computation from the same source bytes (checks/_oracle.py); where it is false, graph_compute
+    refuses it and writes nothing. The record is the same on every truthful device, whatever it
+    claims: no copy of any device's predicate decides (deterministic). Every example puts every
+    case; three seeds of values are enough to vary them."""
+    backend = t.vdev_init(VDevParams(name=DEVICE_NAMES[0]))
+    profile = run_profile(t)
+    oracle = Oracle(profile)
+    for case in CASES:
+        if case.fixed_only and profile != Profile.FIXED:
+            continue
+        scene, node = build_case(t, backend, case, seed)
+        claimed = bool(t.backend_supports_op(backend, node))
+        g = t.new_graph(8)
+        t.build_forward_expand(g, node)
+        buf = place_nodes(t, g, backend)
+        before = oracle.sources(t, node)
+        untouched = raw(t, node)
+        try:
+            computed = bool(t.backend_graph_compute(backend, g))
+        except DeviceRefused:
+            computed = False
+        t.backend_synchronize(backend)
+        if claimed and computed:
+            line = oracle.judge(t, node, before)
+            verdict = "truthful" if line.startswith(("within", "bytes as")) else f"claimed, computed wrong: {line}"
+        elif claimed:
+            verdict = "claimed, then refused by graph_compute"
+        elif computed:
+            verdict = "not claimed, yet graph_compute computed it"
+        else:
+            verdict = "truthful" if raw(t, node) == untouched else "refused, yet graph_compute wrote the node"
+        rec(f"{case.label}: supports_op and graph_compute", verdict)
+        t.buffer_free(buf)
+        t.buffer_free(scene.buf)
+
+
+# --- the plain device's paths, drawn on purpose (issue 30, class 7) ---------------------------------
+
+
+def _device_tensor(t: Target, buf: Handle, type_: int, ne: tuple[int, ...], offset: int, name: str,
+                   payload: bytes = b"") -> Handle:
+    x = t.new_tensor(type_, ne, name)
+    t.tensor_alloc(buf, x, offset)
+    if payload:
+        t.tensor_set(x, payload, 0, len(payload))
+    return x
+
+
+@example(shift=1, seed=0)
+@example(shift=3, seed=1)
+@check("BACK-8", "BACK-9", "BACK-15", shift=st.integers(1, 3), seed=st.integers(0, 2**32 - 1))
+def device_paths_on_the_plain_device(t: Target, rec: Recorder, shift: int, seed: int) -> None:
+    """The plain device (eager, every entry, no pad, the device's own alignment; WebGPU under
+    `--device webgpu`) through the paths random draws reach rarely: a set and a get at offsets and
+    sizes that are not whole words, an unaligned set_async read back by get_async, two get_async
+    whose host blocks overlap (the later lands last, BACK-8), cpy_tensor_async and tensor_copy
+    between two of the device's buffers at unaligned offsets, and nodes whose three tensors live in
+    three distinct buffers (ADD with a broadcast `b`, MUL_MAT broadcasting over dim 2), each judged
+    from its own inputs (checks/_oracle.py) (deterministic)."""
+    i8, f32 = int(GGMLType.I8), int(GGMLType.F32)
+    backend = t.vdev_init(VDevParams(name=DEVICE_NAMES[0]))
+    align = t.buft_get_alignment(t.backend_get_default_buffer_type(backend))
+    size = 4 * align + 192
+    bufs = [t.backend_alloc_buffer(backend, size) for _ in range(2)]
+    for i, buf in enumerate(bufs):
+        t.buffer_clear(buf, 0x11 * (i + 1))
+    data = fill(160, seed)
+    x = _device_tensor(t, bufs[0], i8, (96,), align, "x")
+    y = _device_tensor(t, bufs[1], i8, (96,), 2 * align, "y")
+    t.tensor_set(x, data[:37], shift, 37)
+    rec("an unaligned get", t.tensor_get(x, shift + 1, 29))
+    mem, out = t.host_alloc(96), t.host_alloc(96)
+    t.host_write(mem, 0, data[60:156])
+    t.host_write(out, 0, bytes(96))
+    t.tensor_set_async(backend, y, mem, 0, shift, 50)
+    t.tensor_get_async(backend, y, out, 0, shift + 2, 41)
+    t.tensor_get_async(backend, x, out, 8, 3, 30)  # overlaps the first's host block: lands after it
+    t.backend_synchronize(backend)
+    rec("host memory after two get_async", t.host_read(out, 0, 96))
+    src = _device_tensor(t, bufs[0], i8, (61,), 3 * align + shift, "src", data[:61])
+    dst = _device_tensor(t, bufs[1], i8, (61,), 3 * align + 4 - shift, "dst")
+    again = _device_tensor(t, bufs[1], i8, (61,), 3 * align + 67, "again")
+    t.tensor_copy_async(backend, src, dst)
+    t.tensor_copy(src, again)
+    t.backend_synchronize(backend)
+    for i, buf in enumerate(bufs):
+        rec(f"buffer {i}", t.buffer_bytes(buf))
+
+    oracle = Oracle(run_profile(t))
+    rng = random.Random(seed)
+
+    def floats(n: int) -> bytes:
+        return struct.pack(f"<{n}f", *(rng.uniform(-2.0, 2.0) for _ in range(n)))
+
+    for label, kind, a_ne, b_ne in (("add, b broadcast", "add", (8, 3, 2), (8, 1, 2)),
+                                    ("mul_mat broadcast over dim 2", "mul_mat", (16, 3, 1), (16, 2, 3))):
+        three = [t.backend_alloc_buffer(backend, 4 * 16 * 3 * 3 + align) for _ in range(3)]
+        a = _device_tensor(t, three[0], f32, a_ne, 0, f"{label}.a", floats(math.prod(a_ne)))
+        b = _device_tensor(t, three[1], f32, b_ne, 0, f"{label}.b", floats(math.prod(b_ne)))
+        node = t.op(kind, [a, b], [])
+        t.set_name(node, label)
+        t.tensor_alloc(three[2], node, 0)
+        g = t.new_graph(4)
+        t.build_forward_expand(g, node)
+        line = None
+        if t.backend_supports_op(backend, node):  # one it refuses is BACK-15's check's to judge
+            before = oracle.sources(t, node)
+            t.backend_graph_compute(backend, g)
+            t.backend_synchronize(backend)
+            line = oracle.judge(t, node, before)
+        rec(f"{label}: three buffers", "as the model computes it from the same inputs"
+            if line is None or line.startswith(("within", "bytes as")) else line)
+        for buf in three:
+            t.buffer_free(buf)

@@ -56,6 +56,7 @@ from ..inputs.strategies import (
 )
 from ..target import Handle, SchedPlan, Target, VDevParams
 from ._graphs import GraphRecorder, place_nodes, raw
+from ._oracle import Oracle, Sources
 from ._setup import run_profile
 
 F32 = int(GGMLType.F32)
@@ -116,6 +117,17 @@ def compute(t: Target, run: Run, g: SchedGraph, want: frozenset[str] | None = No
             return name in want if ask else name not in stop
 
         t.sched_set_eval_callback(run.sched, decide)
+    t.sched_graph_compute(run.sched, c.graph)
+    run.built = c
+    return c
+
+
+def compute_each(t: Target, run: Run, g: SchedGraph, each: Callable[[Built, str, bool], bool]) -> Built:
+    """graph_compute on a second build of `g` (pinned like the first) through an eval callback
+    that calls `each(build, node name, ask)` and answers what it returns."""
+    c = build(t, g.spec, run.backends, weights_apart=True)
+    pin(t, run.sched, c, g.assign, run.backends)
+    t.sched_set_eval_callback(run.sched, lambda name, ask: each(c, name, ask))
     t.sched_graph_compute(run.sched, c.graph)
     run.built = c
     return c
@@ -964,10 +976,43 @@ def fixture_copies(t: Target, rec: Recorder, fixture: tuple[str, SchedSetup]) ->
     t.sched_free(run.sched)
 
 
+@example(fixture=("decoder", SchedSetup((VDevParams(name=DEVICE_NAMES[0]),))))
+@example(fixture=("encoder", SchedSetup((VDevParams(name=DEVICE_NAMES[0]), VDevParams(name=DEVICE_NAMES[1])))))
 @check("SCHED-22", fixture=_fixture_cases())
 def fixture_outputs(t: Target, rec: Recorder, fixture: tuple[str, SchedSetup]) -> None:
-    run, g = _fixture_run(t, fixture)
-    record_outputs(t, rec, g.spec, run.computed, run.backends)
+    """The encoder block and the decoder step computed through an eval callback that asks for
+    every node: each computed node, where it is computed (every backend synchronized, before the
+    allocator reuses its memory), against the model's computation of its operation from the
+    sources' bytes as the target computed them (checks/_oracle.py): a wrong kernel fails at its own
+    node, where the outputs' bound through MUL_MAT → SOFT_MAX → MUL_MAT (~1e10) could not fail.
+    The sources are read when the callback is asked about the node (before it is computed), so
+    an operation computed in place over its source is judged too. The deterministic examples
+    put both fixtures on plain devices: the device the run selects (`--device webgpu`) computes
+    their nodes under every seed."""
+    name, setup = fixture
+    g = SchedGraph(FIXTURES[name](setup.n_backends))
+    run = measure(t, make_backends(t, setup), g)
+    oracle = Oracle(run_profile(t))
+    before: dict[str, Sources] = {}
+    lines: list[tuple[str, str]] = []
+    faults: list[BaseException] = []
+
+    def each(built: Built, node: str, ask: bool) -> bool:
+        try:
+            sync_all(t, run.backends)
+            if ask:  # its sources are computed, it is not yet
+                before[node] = oracle.sources(t, built.tensors[node])
+            else:
+                lines.append((node, oracle.judge(t, built.tensors[node], before.pop(node))))
+        except Exception as exc:  # noqa: BLE001 - re-raised below, not inside the target's callback
+            faults.append(exc)
+        return True
+
+    compute_each(t, run, g, each)
+    if faults:
+        raise faults[0]
+    for node, line in lines:
+        rec(f"{node}: from its inputs", line)
     t.sched_free(run.sched)
 
 
