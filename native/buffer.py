@@ -19,8 +19,17 @@ def buft_name(buft: BufferType) -> str:
     return str(ffi.string(lib.ggspec_backend_buft_name(ptr(buft, BufferType, "buft", "BUFT-1"))).decode())
 
 
+def _raw(value: object, ctype: str, what: str) -> CData:
+    """`value` as a raw pointer of C type `ctype`, as a C function returned it: TypeError for
+    anything else (a handle, host memory), which C would misread as that type."""
+    if not isinstance(value, ffi.CData) or ffi.typeof(value) is not ffi.typeof(ctype):
+        raise TypeError(f"{what} must be a raw {ctype} as C returns it, got {type(value).__name__} {value!r:.60}")
+    return value
+
+
 def is_cpu_buft(b: CData) -> bool:
-    return bool(b == lib.ggspec_backend_cpu_buffer_type())
+    """Whether the raw buffer type `b` is the CPU buffer type."""
+    return bool(_raw(b, "ggspec_backend_buffer_type_t", "b") == lib.ggspec_backend_cpu_buffer_type())
 
 
 def check_alloc(b: CData, size: int) -> None:
@@ -29,13 +38,14 @@ def check_alloc(b: CData, size: int) -> None:
     bytes is above `host_alloc_limit()` (2**40, or this machine's memory where less), with the
     SpecViolation of the assert rc.8 aborts with, before any C call."""
     if is_cpu_buft(b):
+        size = size_t(size)
         require(size <= SIZE_MAX - CPU_PAD, "BUFT-7")
         require(size + CPU_PAD <= host_alloc_limit(), "CPU-5")
 
 
 def new_buffer(raw: CData) -> Buffer | None:
     """The handle of a buffer just returned by C (None when the allocation failed)."""
-    return Buffer.wrap(raw)
+    return Buffer.wrap(_raw(raw, "ggspec_backend_buffer_t", "raw"))
 
 
 def buft_alloc_buffer(buft: BufferType, size: int) -> Buffer | None:

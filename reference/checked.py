@@ -35,7 +35,7 @@ import typing
 from collections.abc import Callable
 from typing import Any, NamedTuple, NoReturn, TypeVar
 
-from .clauses import UseAfterFree, undefined
+from .clauses import ModelOutOfMemory, UseAfterFree, undefined
 
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., object])
@@ -398,7 +398,14 @@ def checked(fn: F) -> F:
                 rule = by_name.get(name)
                 if rule is not None and type(value) not in rule.passes:
                     rule.check(name, value)
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except MemoryError as exc:  # the model's own memory ran out: typed, and said to be ggspec's
+            if isinstance(exc, ModelOutOfMemory):
+                raise
+            raise ModelOutOfMemory(f"{fn.__module__.rpartition('.')[2]}.{fn.__qualname__}: the reference ran out of "
+                                   "memory modelling this call (ggspec's own limit: its process's memory, ulimit -v; "
+                                   "not a verdict on the program modelled)") from exc
 
     _uncompiled.append(make_plan)
     return typing.cast(F, wrapper)

@@ -61,6 +61,9 @@ class Clause:
 
 def parse_chapter(text: str, chapter: str) -> list[Clause]:
     """Read the clause heads of one spec chapter (code fences are skipped)."""
+    for name, value in (("text", text), ("chapter", chapter)):
+        if not isinstance(value, str):
+            raise TypeError(f"parse_chapter: {name} must be a str, got {type(value).__name__}")
     clauses: list[Clause] = []
     lines = text.splitlines()
     in_fence = False
@@ -105,10 +108,20 @@ def catalogue() -> dict[str, Clause]:
 
 
 def clause(clause_id: str) -> Clause:
-    try:
-        return catalogue()[clause_id]
-    except KeyError:
-        raise KeyError(f"no clause {clause_id} in spec/") from None
+    """The clause `clause_id` of spec/; UnknownClause (a LookupError) when spec/ has none."""
+    found = catalogue().get(clause_id) if isinstance(clause_id, str) else None
+    if found is None:
+        raise UnknownClause(clause_id)
+    return found
+
+
+def _nearest_clause(clause_id: str) -> str | None:
+    """The real clause ID nearest `clause_id` (difflib's closest match, case-insensitively)."""
+    import difflib
+
+    by_upper = {cid.upper(): cid for cid in catalogue()}
+    near = difflib.get_close_matches(clause_id.upper(), list(by_upper), n=1, cutoff=0.5)
+    return by_upper[near[0]] if near else None
 
 
 T = TypeVar("T")
@@ -155,6 +168,26 @@ class NotBinding(UndefinedBehaviour):
     kernels of their own"); what it does is not judged."""
 
 
+class UnknownClause(SpecError, LookupError):
+    """A clause ID that spec/ does not define: the message names it and the nearest real one."""
+
+    def __init__(self, clause_id: object) -> None:
+        shown = repr(clause_id) if len(repr(clause_id)) <= 60 else repr(clause_id)[:57] + "..."
+        if not isinstance(clause_id, str):
+            text = f"clause_id must be a clause ID (a str such as 'TDATA-3'), not a {type(clause_id).__name__}: {shown}"
+        else:
+            near = _nearest_clause(clause_id)
+            text = f"no clause {shown} in spec/" + (f" (the nearest is {near})" if near else "")
+        Exception.__init__(self, text)
+        self.clause_id = clause_id if isinstance(clause_id, str) else ""
+
+
+class ModelOutOfMemory(MemoryError):
+    """The reference itself could not get the memory to model a call (a huge buffer's bytes, a
+    huge tensor's values): ggspec's own limit (its process's memory, `ulimit -v`), never a
+    verdict on the program it models."""
+
+
 class UsageError(SpecError, TypeError):
     """The caller passed something the C API cannot even express (a wrong Python type)."""
 
@@ -166,7 +199,15 @@ class UseAfterFree(UndefinedBehaviour):
 
 
 def require(cond: bool, clause_id: str) -> None:
-    """Enforce the assert-kind clause `clause_id`: raise SpecViolation when `cond` is false."""
+    """Enforce the assert-kind clause `clause_id`: raise SpecViolation when `cond` is false.
+
+    (The model calls this millions of times a run: an ordinary call costs two identity tests.)"""
+    if cond is True and type(clause_id) is str:
+        return
+    if not isinstance(cond, (bool, int)) and type(cond).__module__ != "numpy":  # numpy's bool_ too
+        raise TypeError(f"require: cond must be a bool, got {type(cond).__name__}")
+    if type(clause_id) is not str:
+        raise UnknownClause(clause_id)
     if not cond:
         raise SpecViolation(clause_id)
 
@@ -174,6 +215,8 @@ def require(cond: bool, clause_id: str) -> None:
 def required(value: T | None, clause_id: str) -> T:
     """`value`, which the assert-kind clause `clause_id` requires to be set: SpecViolation when
     it is None (`require(value is not None, clause_id)` that also hands the value on)."""
+    if type(clause_id) is not str:
+        raise UnknownClause(clause_id)
     if value is None:
         raise SpecViolation(clause_id)
     return value

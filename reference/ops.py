@@ -161,14 +161,24 @@ def op_params64(t: Tensor) -> bytes:
     return t.op_params.ljust(64, b"\0")
 
 
+#: op_params is `int32_t op_params[GGML_MAX_OP_PARAMS / sizeof(int32_t)]`: 16 slots
+OP_PARAM_SLOTS = 16
+
+
+def _slot(fn: str, i: int) -> int:
+    if not 0 <= i < OP_PARAM_SLOTS:
+        raise ValueError(f"{fn}: i is a slot of op_params, 0 to {OP_PARAM_SLOTS - 1}, got {i}")
+    return 4 * i
+
+
 @checked
 def op_param_f32(t: Tensor, i: int = 0) -> float:
-    return float(struct.unpack_from("<f", op_params64(t), 4 * i)[0])
+    return float(struct.unpack_from("<f", op_params64(t), _slot("op_param_f32", i))[0])
 
 
 @checked
 def op_param_i32(t: Tensor, i: int = 0) -> int:
-    return int(struct.unpack_from("<i", op_params64(t), 4 * i)[0])
+    return int(struct.unpack_from("<i", op_params64(t), _slot("op_param_i32", i))[0])
 
 
 def _set_name(t: Tensor, text: str) -> None:
@@ -706,6 +716,9 @@ def compute_get_rows(node: Tensor, mem: Memory) -> None:
         _cpu_gap(False, node, f"GET_ROWS of a {a.type.name} table")
     if a.nb[0] != type_size(a.type):
         undefined("CORE-65", f"a table whose elements are not adjacent: {a!r} (rc.8 checks it with a C assert only)")
+    if list(node.ne) != [a.ne[0], b.ne[0], b.ne[1], b.ne[2]] or a.ne[2] != b.ne[1] or b.ne[3] != 1:
+        undefined("CORE-65", f"node {node!r} is not shaped as ggml_get_rows makes it from its sources {a!r} and {b!r} "
+                  "(rc.8's loops would index past them; it checks the shapes with C asserts only)")
     index = load(mem, b)
     table = load(mem, a)
     out = np.zeros((node.ne[3], node.ne[2], node.ne[1], node.ne[0]), dtype=np.int32 if a.type == GGMLType.I32 else np.float32)

@@ -119,9 +119,14 @@ def allocr_prio(sched: Sched, talloc: Tallocr | None) -> int:
 
 @checked
 def allocr_backend(sched: Sched, talloc: Tallocr | None) -> Backend | None:
+    """The backend of the scheduler's allocator `talloc` (SCHED-4: the one at its priority)."""
     if talloc is None:
         return None
-    return sched.backends[allocr_prio(sched, talloc)]
+    prio = allocr_prio(sched, talloc)
+    if prio >= len(sched.backends):  # rc.8 indexes backends[INT_MAX]: a read past the array
+        undefined("SCHED-4", f"allocr_backend: talloc is none of the scheduler's {len(sched.tallocs)} allocators (rc.8 reads "
+                  "backends[INT_MAX])")
+    return sched.backends[prio]
 
 
 def _slot(sched: Sched, t: Tensor) -> int:

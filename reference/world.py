@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .checked import checked
-from .clauses import Profile, undefined
+from .clauses import ModelOutOfMemory, Profile, undefined
 
 if TYPE_CHECKING:
     from .registry import Registry
@@ -71,7 +71,12 @@ class AddressSpace:
         base = self._next
         span = max(size, 1)
         self._next = base + (span + PAGE - 1) // PAGE * PAGE + PAGE  # a guard page between regions
-        region = Region(base, size, host, label, bytearray(size))
+        try:
+            data = bytearray(size)
+        except MemoryError:
+            raise ModelOutOfMemory(f"the reference cannot hold the {size} bytes of {label} (ggspec's own limit: its "
+                                   "process's memory, ulimit -v; not a verdict on the program modelled)") from None
+        region = Region(base, size, host, label, data)
         insort(self._bases, base)
         self._regions[base] = region
         return region

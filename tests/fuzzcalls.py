@@ -209,9 +209,12 @@ class _Session:
         fn = self.api.fns[call[0] % len(self.api.fns)]
         modes = call[1]
         args = [self.pick(kind, *modes[i % len(modes)]) for i, kind in enumerate(fn.params)]
-        uaf = any(id(a) in self.dead_ids for a in args if a is not None)
+        # an "anything" parameter (annotated object or a bare type variable: clauses.required's value)
+        # takes whatever it is given: passing it a freed object or any kind of object is no misuse
+        uaf = any(id(a) in self.dead_ids for a, kind in zip(args, fn.params, strict=True)
+                  if a is not None and kind != "anything")
         wrong = any(
-            modes[i % len(modes)][0] == WRONG and not uaf and _kind_of(self, a) not in (None, kind)
+            modes[i % len(modes)][0] == WRONG and not uaf and kind != "anything" and _kind_of(self, a) not in (None, kind)
             for i, (kind, a) in enumerate(zip(fn.params, args, strict=True))
         )
         where = f"{fn.name}({', '.join(_short(a) for a in args)})"

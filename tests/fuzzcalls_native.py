@@ -27,7 +27,9 @@ def native_api() -> Api:
         return ffi.new("uint8_t[]", size) if as_cdata else bytearray(size)
 
     def f(name: str, params: str, call: Any, returns: str | None = None, frees: int | None = None) -> Fn:
-        return Fn(name, tuple(params.split()), lambda _state, *a: call(*a), returns, frees)
+        fn = Fn(name, tuple(params.split()), lambda _state, *a: call(*a), returns, frees)
+        fn.call.__wrapped__ = call  # type: ignore[attr-defined]
+        return fn
 
     fns = [
         Fn("host_alloc", ("size", "bool"), host_alloc, "host"),
@@ -86,6 +88,17 @@ def native_api() -> Api:
         f("cpu_buffer_from_ptr", "host size", ncpu.cpu_buffer_from_ptr, "buffer"),
         f("vdev_read", "buffer offset size", nvd.vdev_read),
         f("vdev_pending", "backend", nvd.vdev_pending),
+        f("vdev_buffer_type", "backend", nvd.vdev_buffer_type, "buft"),
+        f("vdev_log", "buft", nvd.vdev_log),
+        f("vdev_log_clear", "buft", nvd.vdev_log_clear),
+        f("new_tensor_named", "ctx type ne name", nt.new_tensor, "tensor"),
+        f("tensor_set_at", "tensor payload", ntd.tensor_set),
+        f("init_default", "", nt.init, "ctx"),
+        f("reg_register_with_data", "name initfn buft host", nreg.reg_register),
+        # the buffer module's helpers over raw C pointers (public, so fuzzed too)
+        f("is_cpu_buft", "buft", nbuf.is_cpu_buft),
+        f("check_alloc", "buft size", nbuf.check_alloc),
+        f("new_buffer", "host", nbuf.new_buffer, "buffer"),
     ]
     # "initfn" is this API's own scalar kind: the registry's test hook, a C function pointer
     scalars = {"initfn": lambda k: lib.ggspec_py_init_fn}

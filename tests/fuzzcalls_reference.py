@@ -21,7 +21,7 @@ def reference_api() -> Api:
     from ggspec.reference import tdata as rtd
     from ggspec.reference import tensor as rt
     from ggspec.reference import vdev as rvd
-    from ggspec.reference.clauses import SpecError
+    from ggspec.reference.clauses import ModelOutOfMemory, SpecError
     from ggspec.reference.world import World
 
     def host_alloc(w: World, size: int, as_cdata: bool) -> Any:
@@ -142,22 +142,22 @@ def reference_api() -> Api:
         f("tallocr_free", "talloc", ra.tallocr_free, frees=0),
     ]
     listed = {id(getattr(fn.call, "__wrapped__", None)) for fn in fns}
-    fns += [fn for fn in generated_fns() if id(fn.call.__wrapped__) not in listed]
+    fns += [fn for fn in generated_fns() if id(fn.call.__wrapped__) not in listed or fn.name.endswith("+optional")]
     scalars = {
         "initfn": lambda k: (lambda params, user_data: None),
         "int": lambda k: (0, 1, 2, 3, 4, 8, 16, 64)[k % 8],
         "float": lambda k: (0.0, 1.0, -2.5, 0.5)[k % 4],
         "str": lambda k: ("", "x", "node_0", "CPU")[k % 4],
         "any": lambda k: (None, 0, b"", [])[k % 4],
+        "anything": lambda k: (None, 0, b"", [])[k % 4],
     }
     kinds = (*OBJECT_KINDS, *sorted(set(_CLASS_KINDS.values()) - set(OBJECT_KINDS)))
-    return Api("reference", fns, World, (TypeError, ValueError, SpecError), scalars, kinds)
+    return Api("reference", fns, World, (TypeError, ValueError, SpecError, ModelOutOfMemory), scalars, kinds)
 
 
 #: the reference modules whose public functions are fuzzed: every module of reference/ but these
 EXCLUDED_MODULES = {
     "checked": "the argument-checking machinery itself (nonnull, instance, checked), not model API",
-    "clauses": "the spec's catalogue and the raise helpers (require, undefined), not model API",
     "__init__": "no functions",
 }
 
@@ -180,6 +180,8 @@ def _kind_of_annotation(ann: object, pname: str = "") -> str:
         return _CLASS_KINDS[text]
     if text == "World":
         return "world"
+    if text in ("object", "T"):
+        return "anything"
     if text in ("list[int]", "Sequence[int]", "tuple[int, ...]"):
         return "ne"
     if text == "int" and "size" in pname:
@@ -210,18 +212,19 @@ def generated_fns() -> list[Fn]:
             if f"{info.name}.{name}" in EXCLUDED_FUNCTIONS:
                 continue
             sig = inspect.signature(obj)
-            kinds = [
-                _kind_of_annotation(p.annotation, pname)
-                for pname, p in sig.parameters.items()
-                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
-            ]
+            positional = [(pname, p) for pname, p in sig.parameters.items()
+                          if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+            required = sum(1 for _, p in positional if p.default is p.empty)
             ret = _kind_of_annotation(sig.return_annotation)
             returns = ret if ret in _CLASS_KINDS.values() else None
-            frees = 0 if (name == "free" or name.endswith("_free")) and kinds and kinds[0] != "world" else None
-            worlds = [i for i, k in enumerate(kinds) if k == "world"]
-            params = tuple(k for k in kinds if k != "world")
-            out.append(Fn(f"{info.name}.{name}", params, _with_world(obj, worlds), returns, frees))
-            out[-1].call.__wrapped__ = obj  # type: ignore[attr-defined]
+            # with its required parameters only, and (a second Fn) with its optional ones too
+            for n, suffix in ((required, ""), (len(positional), "+optional"))[: 1 + (len(positional) > required)]:
+                kinds = [_kind_of_annotation(p.annotation, pname) for pname, p in positional[:n]]
+                frees = 0 if (name == "free" or name.endswith("_free")) and kinds and kinds[0] != "world" else None
+                worlds = [i for i, k in enumerate(kinds) if k == "world"]
+                params = tuple(k for k in kinds if k != "world")
+                out.append(Fn(f"{info.name}.{name}{suffix}", params, _with_world(obj, worlds), returns, frees))
+                out[-1].call.__wrapped__ = obj  # type: ignore[attr-defined]
     return out
 
 
