@@ -8,7 +8,8 @@ that enforces a clause names it, with `require(cond, "ID")` for an assert-kind c
 Modules follow the API's areas, in the same order and with the same names as native/src/:
 types, tensor, graph, ops (with quants), buffer, tdata, copy, backend, registry, cpu, vdev,
 alloc, graph_copy. `world` holds what C keeps in
-process memory: the address space, the registry and the semantics profile.
+process memory: the address space, its static variables (the registry among them) and the
+semantics profile.
 """
 
 API_VERSION = "whisper.rn 0.4.0-rc.8 ggml-backend (upstream ggml 2024-01-18)"

@@ -1,6 +1,7 @@
 """REG: the backend registry — a fixed table of named backend constructors.
 
-In C the registry is process-global; in the model each World has one.
+In C the registry is process-global (a static of ggml-backend.c); in the model each World has
+one, among its statics: `registry_of(world)`.
 """
 
 from __future__ import annotations
@@ -121,3 +122,17 @@ class Registry:
         self._ensure_builtin()
         require(0 <= i < len(self.entries), "REG-9")
         return buft_alloc_buffer(self.entries[i].default_buffer_type, size)
+
+
+def registry_of(world: World) -> Registry:
+    """The world's registry, made at its first use (rc.8's is a static array of ggml-backend.c)."""
+    found = world.statics.get("registry")
+    if not isinstance(found, Registry):
+        found = world.statics["registry"] = Registry(world)
+    return found
+
+
+def registry_reset(world: World) -> Registry:
+    """A fresh, empty registry for the world (the test hook `reg_reset_for_tests`)."""
+    fresh = world.statics["registry"] = Registry(world)
+    return fresh

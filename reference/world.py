@@ -1,4 +1,4 @@
-"""What C keeps in process memory: an address space, the registry, and the profile.
+"""What C keeps in process memory: an address space, its static variables, and the profile.
 
 ggml passes raw pointers around (`tensor->data`, the `data` argument of tensor_set, a buffer's
 base). The model keeps them as integers in a simulated address space made of *regions*: host
@@ -14,13 +14,9 @@ from __future__ import annotations
 
 from bisect import bisect_right, insort
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from .checked import checked
 from .clauses import ModelOutOfMemory, Profile, undefined
-
-if TYPE_CHECKING:
-    from .registry import Registry
 
 PAGE = 4096
 SIZE_MAX = 2**64 - 1
@@ -127,8 +123,7 @@ class World:
     profile: Profile = Profile.FIXED
     host_limit: int = 2**40
     memory: AddressSpace = field(default_factory=AddressSpace)
-    _registry: Registry | None = None
-    #: what C keeps in static variables (the CPU buffer type, say), by name
+    #: what C keeps in static variables (the CPU buffer type, the backend registry), by name
     statics: dict[str, object] = field(default_factory=dict)
     #: behaviour errata whose rc8 and fixed branches the model has reached (SCHED-33, say):
     #: the suite blames a difference on one of them when the other profile explains it
@@ -138,14 +133,6 @@ class World:
     errata_calls: set[str] = field(default_factory=set)
     #: how many context memory pools have been handed out (`context_memory`)
     context_pools: int = 0
-
-    @property
-    def registry(self) -> Registry:
-        from .registry import Registry
-
-        if self._registry is None:
-            self._registry = Registry(self)
-        return self._registry
 
     @property
     def fixed(self) -> bool:

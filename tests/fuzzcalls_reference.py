@@ -17,6 +17,7 @@ def reference_api() -> Api:
     from ggspec.reference import cpu as rcpu
     from ggspec.reference import graph as rg
     from ggspec.reference import ops as rops
+    from ggspec.reference import registry as rreg
     from ggspec.reference import sched as rs
     from ggspec.reference import tdata as rtd
     from ggspec.reference import tensor as rt
@@ -103,14 +104,14 @@ def reference_api() -> Api:
         f("tensor_get_async", "backend tensor host offset size", rtd.tensor_get_async),
         f("tensor_copy", "tensor tensor", rcopy.tensor_copy),
         f("tensor_copy_async", "backend tensor tensor", rcopy.tensor_copy_async),
-        w("reg_get_count", "", lambda world: world.registry.get_count()),
-        w("reg_find_by_name", "name", lambda world, n: world.registry.find_by_name(n)),
-        w("reg_init_backend_from_str", "name", lambda world, n: world.registry.init_backend_from_str(n), "backend"),
-        w("reg_get_name", "index", lambda world, i: world.registry.get_name(i)),
-        w("reg_init_backend", "index name", lambda world, i, p: world.registry.init_backend(i, p), "backend"),
-        w("reg_get_default_buffer_type", "index", lambda world, i: world.registry.get_default_buffer_type(i), "buft"),
-        w("reg_alloc_buffer", "index size", lambda world, i, s: world.registry.alloc_buffer(i, s), "buffer"),
-        w("reg_register", "name initfn buft", lambda world, n, fn, b: world.registry.register(n, fn, b, None)),
+        w("reg_get_count", "", lambda world: rreg.registry_of(world).get_count()),
+        w("reg_find_by_name", "name", lambda world, n: rreg.registry_of(world).find_by_name(n)),
+        w("reg_init_backend_from_str", "name", lambda world, n: rreg.registry_of(world).init_backend_from_str(n), "backend"),
+        w("reg_get_name", "index", lambda world, i: rreg.registry_of(world).get_name(i)),
+        w("reg_init_backend", "index name", lambda world, i, p: rreg.registry_of(world).init_backend(i, p), "backend"),
+        w("reg_get_default_buffer_type", "index", lambda world, i: rreg.registry_of(world).get_default_buffer_type(i), "buft"),
+        w("reg_alloc_buffer", "index size", lambda world, i, s: rreg.registry_of(world).alloc_buffer(i, s), "buffer"),
+        w("reg_register", "name initfn buft", lambda world, n, fn, b: rreg.registry_of(world).register(n, fn, b, None)),
         f("is_cpu", "backend", rcpu.is_cpu),
         f("cpu_set_n_threads", "backend nthreads", rcpu.cpu_set_n_threads),
         w("cpu_buffer_from_ptr", "host size", rcpu.cpu_buffer_from_ptr, "buffer"),

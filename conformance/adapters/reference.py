@@ -18,7 +18,7 @@ from ggspec.reference.backend import Backend
 from ggspec.reference.buffer import Buffer, BufferInterface, BufferType
 from ggspec.reference.clauses import Profile
 from ggspec.reference.graph import CGraph
-from ggspec.reference.registry import Registry
+from ggspec.reference.registry import registry_of, registry_reset
 from ggspec.reference.tensor import Context, Tensor, nbytes, resolved_buffer
 from ggspec.reference.types import GGMLType, Op, traits
 from ggspec.reference.world import Region, World
@@ -290,7 +290,7 @@ class ReferenceTarget:
 
     # registry
     def reg_reset(self) -> None:
-        self.world._registry = Registry(self.world)
+        registry_reset(self.world)
         self._init_calls.clear()
 
     def reg_register(self, name: str, buft: BufferType, user_data: int) -> None:
@@ -299,31 +299,31 @@ class ReferenceTarget:
             self._init_calls.append((params, user))
             return cpu.cpu_init(self.world)
 
-        self.world.registry.register(name, init_fn, buft, user_data)
+        registry_of(self.world).register(name, init_fn, buft, user_data)
 
     def reg_init_calls(self) -> list[tuple[str, int]]:
         return list(self._init_calls)
 
     def reg_get_count(self) -> int:
-        return self.world.registry.get_count()
+        return registry_of(self.world).get_count()
 
     def reg_find_by_name(self, name: str) -> int:
-        return self.world.registry.find_by_name(name)
+        return registry_of(self.world).find_by_name(name)
 
     def reg_init_backend_from_str(self, backend_str: str) -> Backend | None:
-        return self.world.registry.init_backend_from_str(backend_str)
+        return registry_of(self.world).init_backend_from_str(backend_str)
 
     def reg_get_name(self, i: int) -> str:
-        return self.world.registry.get_name(i)
+        return registry_of(self.world).get_name(i)
 
     def reg_init_backend(self, i: int, params: str) -> Backend | None:
-        return self.world.registry.init_backend(i, params)
+        return registry_of(self.world).init_backend(i, params)
 
     def reg_get_default_buffer_type(self, i: int) -> BufferType:
-        return self.world.registry.get_default_buffer_type(i)
+        return registry_of(self.world).get_default_buffer_type(i)
 
     def reg_alloc_buffer(self, i: int, size: int) -> Buffer:
-        return self.world.registry.alloc_buffer(i, size)
+        return registry_of(self.world).alloc_buffer(i, size)
 
     # graphs ----------------------------------------------------------------------------------
 
