@@ -9,8 +9,9 @@ ops, no failing compute, no base offset) becomes
   first use in the worker that runs the example, never in the parent before a fork: the check's
   device worker (engine.isolate.LastingWorker), which keeps the device for the check's next
   such example, or, for an example expected to die, a worker of its own;
-- on the reference, a virtual device of WebGPU's shape (`WEBGPU_SHAPE`): named WebGPU, the
-  device's alignment, no `get_alloc_size` (a tensor needs its nbytes), and kernels of its own: supports_op is
+- on the reference, a virtual device of WebGPU's shape (`webgpu_shape()`): named WebGPU, the
+  alignment the device reports here (whatever the adapter's limits are, `device_alignment`), no
+  `get_alloc_size` (a tensor needs its nbytes), and kernels of its own: supports_op is
   webgpu.c's (`webgpu_supports_op`, type by type), a graph holding anything else is refused
   (false, nothing computed), and the CPU code's compute-time asserts do not bind it
   (reference.clauses.NotBinding).
@@ -33,6 +34,7 @@ line: `unsupported`, never a failure.
 from __future__ import annotations
 
 import struct
+from dataclasses import replace
 from typing import Any
 
 from ggspec.reference.tensor import Tensor
@@ -43,9 +45,12 @@ from ..engine import reach
 from ..errors import DeviceRefused, MissingSymbol, MockOnly, NeedsDeviceWorker
 from ..target import IN_SHARED_WORKER, Target
 
-#: the device's minStorageBufferOffsetAlignment on lavapipe; a device with another alignment
-#: makes the examples that would use it unsupported (the reference is shaped with this one)
+#: the device's minStorageBufferOffsetAlignment on lavapipe: the reference's shape where no
+#: device can be probed (`device_alignment`); any other device is run at its own
 WEBGPU_ALIGNMENT = 32
+#: a power of two the device is requested with as its alignment (native/src/webgpu.c): how the
+#: backend runs on an adapter that reports it (WebGPU's default limit is 256)
+ALIGNMENT_ENV = "GGSPEC_WEBGPU_MIN_ALIGNMENT"
 #: the operations webgpu.c's supports_op accepts for some types (docs/webgpu.md, Operations)
 WEBGPU_OPS: frozenset[Op] = frozenset({
     Op.NONE, Op.VIEW, Op.RESHAPE, Op.PERMUTE, Op.TRANSPOSE, Op.DUP, Op.CPY, Op.CONT, Op.ADD, Op.MUL,
@@ -140,6 +145,79 @@ WEBGPU_SHAPE = VDevParams(name=WEBGPU_NAME, alignment=WEBGPU_ALIGNMENT, ops=WEBG
                           kernels=webgpu_supports_op)
 
 
+_ALIGNMENTS: dict[str, int | None] = {}
+
+
+def _probe_key() -> str | None:
+    """What the device's alignment depends on: the wgpu-native library, the native module the
+    probe loads ($GGSPEC_NATIVE_MODULE: a variant build), $GGSPEC_WEBGPU_MIN_ALIGNMENT."""
+    import importlib.util
+    import os
+
+    from ggspec.native.webgpu import wgpu_library
+
+    lib = wgpu_library()
+    if lib is None or not os.path.isfile(lib):
+        return None
+    spec = importlib.util.find_spec("ggspec.native._native")
+    native = spec.origin if spec is not None and spec.origin else ""
+    stamp = os.path.getmtime(native) if native and os.path.isfile(native) else 0
+    return "|".join((lib, str(os.path.getmtime(lib)), native, str(stamp), os.environ.get("GGSPEC_NATIVE_MODULE", ""),
+                     os.environ.get(ALIGNMENT_ENV, "")))
+
+
+def device_alignment() -> int | None:
+    """The alignment the WebGPU device reports on this machine (its buffer type's get_alignment:
+    the adapter's minStorageBufferOffsetAlignment, or $GGSPEC_WEBGPU_MIN_ALIGNMENT), None where
+    there is no device. Probed in a child process (a device never starts in a process that forks
+    examples), once per setting: kept in the process and in the cache folder
+    (`webgpu-alignment.json`), so a run's workers do not start the device to ask again."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from .external import cache_dir
+
+    key = _probe_key()
+    if key is None:
+        return None
+    if key in _ALIGNMENTS:
+        return _ALIGNMENTS[key]
+    path = cache_dir() / "webgpu-alignment.json"
+    try:
+        known = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    if key not in known:
+        code = ("from ggspec.native.webgpu import WebGPUUnavailable, webgpu_init\n"
+                "from ggspec.native.backend import backend_get_alignment\n"
+                "try:\n    print(backend_get_alignment(webgpu_init()))\n"
+                "except WebGPUUnavailable:\n    print('none')\n")
+        env = {k: v for k, v in os.environ.items() if k != "GGSPEC_DEVICE"}
+        try:
+            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                                 env=env, check=False).stdout.split()
+        except (OSError, subprocess.SubprocessError):
+            out = []
+        known[key] = int(out[-1]) if out and out[-1].isdigit() else None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            partial.write_text(json.dumps(known), encoding="utf-8")
+            os.replace(partial, path)
+        except OSError:
+            pass
+    _ALIGNMENTS[key] = known[key]
+    return _ALIGNMENTS[key]
+
+
+def webgpu_shape() -> VDevParams:
+    """The reference's WebGPU device: WEBGPU_SHAPE at the alignment the device reports here
+    (`device_alignment`; lavapipe's where there is none)."""
+    return replace(WEBGPU_SHAPE, alignment=device_alignment() or WEBGPU_ALIGNMENT)
+
+
 def is_plain(params: VDevParams) -> bool:
     """A virtual device with every knob at its default (any name)."""
     return params == VDevParams(name=params.name)
@@ -168,7 +246,7 @@ class _WebGPUDevice:
             return self.vdev_init(params)
         self.used = True
         if not self.is_c:
-            return self.vdev_init(WEBGPU_SHAPE)
+            return self.vdev_init(webgpu_shape())
         return self._c_backend()
 
     def _c_backend(self) -> Any:
@@ -190,10 +268,6 @@ class _WebGPUDevice:
             if path is None and bool(t.lib.ggspec_webgpu_compiled()):
                 why = "WebGPU unavailable: no wgpu-native library (install the wgpu package or set GGSPEC_WGPU_LIB)"
             raise MissingSymbol(t.name, f"a WebGPU device ({why})")
-        alignment = int(t.lib.ggspec_backend_get_alignment(backend)) if hasattr(t.lib, "ggspec_backend_get_alignment") \
-            else WEBGPU_ALIGNMENT
-        if alignment != WEBGPU_ALIGNMENT:
-            raise MissingSymbol(t.name, f"a WebGPU device of alignment {WEBGPU_ALIGNMENT} (this one's is {alignment})")
         self.backend = backend
         return backend
 

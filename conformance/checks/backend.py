@@ -316,7 +316,7 @@ def device_paths_on_the_plain_device(t: Target, rec: Recorder, shift: int, seed:
         return struct.pack(f"<{n}f", *(rng.uniform(-2.0, 2.0) for _ in range(n)))
 
     for label, kind, a_ne, b_ne in (("add, b broadcast", "add", (8, 3, 2), (8, 1, 2)),
-                                    ("mul_mat broadcast over dim 2", "mul_mat", (16, 3, 1), (16, 2, 3))):
+                                    ("mul_mat broadcast over dim 2", "mul_mat", (16, 3, 2), (16, 2, 4))):
         three = [t.backend_alloc_buffer(backend, 4 * 16 * 3 * 3 + align) for _ in range(3)]
         a = _device_tensor(t, three[0], f32, a_ne, 0, f"{label}.a", floats(math.prod(a_ne)))
         b = _device_tensor(t, three[1], f32, b_ne, 0, f"{label}.b", floats(math.prod(b_ne)))

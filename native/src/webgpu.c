@@ -404,6 +404,17 @@ static struct wg_device * device_start(const char * lib_path, char * why, size_t
     }
     limits.nextInChain = NULL;
     dev->limits = limits;
+    /* $GGSPEC_WEBGPU_MIN_ALIGNMENT, a power of two no smaller than the adapter's: the device is
+       requested with that minStorageBufferOffsetAlignment (a larger one is always allowed), and the
+       buffer type's alignment follows it: how the backend runs on an adapter that reports it
+       (WebGPU's default limit is 256; lavapipe reports 32) */
+    const char * wanted = getenv("GGSPEC_WEBGPU_MIN_ALIGNMENT");
+    if (wanted != NULL && *wanted != '\0') {
+        const unsigned long v = strtoul(wanted, NULL, 10);
+        if (v >= dev->limits.minStorageBufferOffsetAlignment && v <= 65536 && (v & (v - 1)) == 0) {
+            dev->limits.minStorageBufferOffsetAlignment = (uint32_t)v;
+        }
+    }
 
     struct wg_wait wd = { 0 };
     WGPUDeviceDescriptor ddesc = {

@@ -1,0 +1,104 @@
+"""Planted WebGPU defects (bench/webgpu_defects.py), each built into a variant of native/ under
+tmp_path, fail the checks of their class under `--device webgpu` (issue 30): a wrong kernel at its
+own node however inexact the nodes before it (class 8, sched.fixture_outputs), an operation
+claimed by supports_op and computed wrong or refused (class 10, BACK-15's check), the device paths
+a dev-size run used to draw rarely (class 7: MUL_MAT broadcast over dim 2, F16 ties on the
+device, get_async delivery order). The unpatched build passes the same checks at the same
+settings, and a device of another alignment is run, not left unsupported (class 9). Needs WebGPU
+(lavapipe); skipped without it, as tests/native/test_webgpu.py."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from ggspec.conformance.engine.registry import CHECKS
+from ggspec.conformance.engine.results import RunConfig
+from ggspec.conformance.engine.runner import load_checks, run_check
+from ggspec.reference.clauses import Profile
+from test_webgpu_suite import _require_webgpu
+
+load_checks()
+ROOT = Path(__file__).resolve().parents[2]
+SEED = 20261205
+
+#: defect -> the checks that must fail on its build (each passes on the unpatched one)
+CAUGHT = {
+    "gelu_silu_swapped": ("sched.fixture_outputs", "backend.supports_op_tells_the_truth"),  # classes 8, 10
+    "norm_skips_last_row": ("sched.fixture_outputs",),  # class 8
+    "scale_claimed_not_dispatched": ("backend.supports_op_tells_the_truth",),  # class 10
+    "mul_mat_broadcast_dim2": ("backend.supports_op_tells_the_truth", "backend.device_paths_on_the_plain_device"),
+    "f16_ties_away": ("backend.supports_op_tells_the_truth",),  # class 7
+    "reads_delivered_reversed": ("backend.device_paths_on_the_plain_device",),  # class 7
+}
+CHECKED = sorted({c for checks in CAUGHT.values() for c in checks})
+
+
+def _bench() -> ModuleType:
+    path = ROOT / "bench" / "webgpu_defects.py"
+    spec = importlib.util.spec_from_file_location("ggspec_bench_webgpu_defects", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def variant(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], str]:
+    """name -> the target of native/ built with that defect (one folder of sources, patched in
+    place for each, so the build cache recompiles webgpu.c only)."""
+    _require_webgpu()
+    bench = _bench()
+    root = tmp_path_factory.mktemp("webgpu-defects")
+    built: dict[str, str] = {}
+
+    def make(name: str) -> str:
+        if name not in built:
+            bench.patch_sources(root / "src", bench.BY_NAME[name], ROOT / "native" / "src")
+            built[name] = bench.build_sources(root / "src", root / name, "_ggspec_wgdef_" + name)
+        return built[name]
+
+    return make
+
+
+def _statuses(target: str, checks: tuple[str, ...] | list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    monkeypatch.setenv("GGSPEC_DEVICE", "webgpu")
+    cfg = RunConfig(target, Profile.FIXED, max_examples=3, seed=SEED, shrink=False, c_reproducers=False)
+    return {name: run_check(CHECKS[name], cfg).status for name in checks}
+
+
+def test_the_unpatched_build_passes_the_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    _require_webgpu()
+    assert _statuses("native", CHECKED, monkeypatch) == dict.fromkeys(CHECKED, "pass")
+
+
+@pytest.mark.parametrize("defect", sorted(CAUGHT))
+def test_a_planted_defect_fails_the_checks_of_its_class(defect: str, variant: Callable[[str], str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _statuses(variant(defect), CAUGHT[defect], monkeypatch) == dict.fromkeys(CAUGHT[defect], "fail")
+
+
+def test_a_device_of_another_alignment_is_run_at_it(tmp_path: Path) -> None:
+    """Class 9: the device requested with alignment 256 (WebGPU's default limit; lavapipe's own is
+    32): the reference is shaped at 256 and the checks pass, where the adapter pinned at 32 made
+    every WebGPU example unsupported."""
+    _require_webgpu()
+    out = tmp_path / "report.json"
+    env = {**os.environ, "GGSPEC_WEBGPU_MIN_ALIGNMENT": "256", "GGSPEC_CACHE": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "-m", "ggspec.conformance", "check", "--target", "native", "--device", "webgpu",
+                           "--select", "backend.device_paths_on_the_plain_device", "--max-examples", "2", "--seed", "1",
+                           "--json", str(out)], capture_output=True, text=True, timeout=300, check=False, env=env)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = json.loads(out.read_text())
+    (result,) = [c for c in report["checks"] if c["name"] == "backend.device_paths_on_the_plain_device"]
+    assert result["status"] == "pass" and result["reached_device"], result
+    probed = json.loads((tmp_path / "cache" / "webgpu-alignment.json").read_text())
+    assert list(probed.values()) == [256]
