@@ -810,7 +810,7 @@ def _first_failure(stream: Path) -> tuple[str, str] | None:
     """(check, status) of the first failed, crashed or timed-out check in a streamed report."""
     for rec in _stream_records(stream):
         if rec.get("event") == "check" and rec.get("status") in ("fail", "crash", "timeout"):
-            return str(rec.get("check")), str(rec.get("status"))
+            return str(rec.get("name", rec.get("check"))), str(rec.get("status"))
     return None
 
 

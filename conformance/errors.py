@@ -165,4 +165,9 @@ class SourcesMissing(FileNotFoundError):
 
 
 class ChangedError(ValueError):
-    """`--changed` cannot work here: not a git repository, or an unknown revision (tools/changed.py)."""
+    """`--changed` cannot work here: not a git repository, or an unknown revision (run/changed.py)."""
+
+
+class MovedModuleWarning(FutureWarning):
+    """An old module path was imported (conformance/_moved.py's table): it works, and the warning
+    names the new path."""

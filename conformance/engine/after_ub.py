@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import json
 
-    ap = argparse.ArgumentParser(prog="python -m ggspec.conformance.ubseen",
+    ap = argparse.ArgumentParser(prog="python -m ggspec.conformance.engine.after_ub",
                                  description="print a report's undefined-behaviour verdicts as a markdown table")
     ap.add_argument("report", help="a JSON report of ggspec check --json")
     args = ap.parse_args(argv)

@@ -497,7 +497,7 @@ def reproducer(ex: Example, target_name: str, profile: Profile) -> str:
     `python`), wrapped in a shell here-document. It names the run's device where that is not the
     mock (`--device webgpu`), so the replay runs where the example ran."""
     device = selected_device()
-    line = ("from ggspec.conformance.replay import replay; from ggspec.conformance.strategies import *; "
+    line = ("from ggspec.conformance.tools.replay import replay; from ggspec.conformance.inputs.strategies import *; "
             "from ggspec.reference.vdev import *; "
             f"replay({ex.check.name!r}, target={target_name!r}, profile={profile.value!r}, args={ex.args!r}"
             + (f", device={device!r})" if device != "vdev" else ")"))

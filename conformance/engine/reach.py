@@ -5,7 +5,7 @@ device it asks for (adapters/webgpu_device.py, `is_plain`) is the WebGPU device.
 never asks for one runs the same code on both devices, call for call. So a check none of whose
 examples asked for a plain device, run under one seed on the mock, draws the same examples and
 gives the same verdict under that seed on WebGPU (and the other way round): its verdict does not
-depend on the device. The verdict cache (tools/cache.py) and `--reuse-from` (tools/reuse.py)
+depend on the device. The verdict cache (run/cache.py) and `--reuse-from` (run/reuse.py)
 reuse such a verdict across devices, and only such a verdict.
 
 `watching()` opens the record for one check, in the check's worker; `mark()` (called by the

@@ -61,9 +61,31 @@ class CheckResult:
     #: (engine/reach.py): when False, the verdict is the same on every device
     reached_device: bool = False
 
+    def to_json(self) -> dict[str, Any]:
+        """The one JSON encoding of a check result: the JSON report's `checks` entries, the
+        stream's lines, the pytest plugin's and `ggspec compare`'s reports and the verdict cache
+        all write this, and `from_json` reads it back (merge, `--reuse-from`, the cache)."""
+        return {"name": self.check, "clauses": list(self.clauses), "status": self.status, "examples": self.examples,
+                "seconds": round(self.seconds, 3), "detail": self.detail,
+                "errata": {cid: {"status": st, "detail": d} for cid, (st, d) in self.errata.items()},
+                "undefined_behaviour": {cid: {"status": st, "detail": d} for cid, (st, d) in self.ub.items()},
+                "reached_device": self.reached_device}
 
-@dataclass
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CheckResult:
+        """`to_json`'s inverse (KeyError, TypeError or ValueError on an entry that is not one)."""
+        return cls(str(data["name"]), tuple(data.get("clauses", [])), data["status"], int(data.get("examples", 0)),
+                   str(data.get("detail", "")), float(data.get("seconds", 0.0)),
+                   {cid: (e["status"], e["detail"]) for cid, e in data.get("errata", {}).items()},
+                   {cid: (u["status"], u["detail"]) for cid, u in data.get("undefined_behaviour", {}).items()},
+                   bool(data.get("reached_device", False)))
+
+
+@dataclass(frozen=True)
 class RunConfig:
+    """A run's settings, made once (run/plan.py builds it from a front end's options) and never
+    changed; what the run finds is in its results, never here."""
+
     target: str
     profile: Profile
     size: str = "dev"
@@ -81,10 +103,6 @@ class RunConfig:
     check_budget: float = DEFAULT_CHECK_BUDGET
     #: stream each check's result, as it finishes, to this JSON-lines file (see stream.py)
     stream: str | None = None
-    #: set by run_all when a signal stopped the run: "SIGINT" or "SIGTERM"
-    interrupted: str = ""
-    #: set when the target could not be loaded (load_target): how its loading ended
-    load_error: str = ""
     #: how many checks run at once (each in its own forked worker; `ggspec check` defaults to
     #: the number of cores)
     workers: int = 1

@@ -298,7 +298,8 @@ def _import_here(modules: list[str]) -> None:
 def load_target(cfg: RunConfig) -> CheckResult | None:
     """Load the target and make its first call in a forked worker, within `cfg.timeout` (nothing
     of a target runs in the runner's own process). None when it loaded; else how it ended, as
-    the result every check gets (status crash, timeout or fail), and `cfg.load_error` says so."""
+    the result every check gets (status crash, timeout or fail), its detail's first line saying so
+    (`load_error`)."""
     forked = isolate.run_forked(lambda: _first_call(cfg.target, cfg.profile), timeout=2 * cfg.timeout, reports=False,
                                 call_timeout=cfg.timeout, full_args=True)
     if forked.status == "ok":
@@ -312,8 +313,13 @@ def load_target(cfg: RunConfig) -> CheckResult | None:
                                   else f"it did not load within {2 * cfg.timeout:g} s {forked.where()}".strip())
     else:
         status, how = "crash", forked.describe()
-    cfg.load_error = f"the target {cfg.target} could not be loaded: {how}"
-    return CheckResult("(loading the target)", (), status, 0, f"{cfg.load_error}\n{_tail(forked.stderr)}")
+    return CheckResult("(loading the target)", (), status, 0,
+                       f"the target {cfg.target} could not be loaded: {how}\n{_tail(forked.stderr)}")
+
+
+def load_error(failure: CheckResult) -> str:
+    """How the target's loading ended, in one line (load_target's failure)."""
+    return failure.detail.splitlines()[0]
 
 
 def unloaded_results(failure: CheckResult, checks: Iterable[Check]) -> list[CheckResult]:
@@ -377,7 +383,7 @@ def run_all(
     """Run the checks, each in its own worker, `cfg.workers` at a time, after warming this
     process up (warm_up); stream each result to `cfg.stream` as it finishes. The results come
     in the order of the selection. SIGINT or SIGTERM kills the running workers and raises
-    RunInterrupted with the results so far (`cfg.interrupted` names the signal)."""
+    RunInterrupted with the results so far and the signal."""
     from .stream import Stream
 
     load_checks()
@@ -406,9 +412,8 @@ def run_all(
                 done(run_check_kept(chk, cfg))
     except (KeyboardInterrupt, _Terminated) as exc:
         signum = signal.SIGINT if isinstance(exc, KeyboardInterrupt) else signal.SIGTERM
-        cfg.interrupted = signal.Signals(signum).name
         if stream is not None:
-            stream.end(results, cfg.interrupted)
+            stream.end(results, signal.Signals(signum).name)
         raise RunInterrupted(signum, sorted(results, key=lambda r: order[r.check])) from None
     finally:
         isolate.resume()

@@ -5,8 +5,8 @@ interrupted or killed keeps every result it reached.
 `.jsonl` appended). The lines, in order:
 
 - `{"event": "start", "target", "profile", "size", "seed", "examples", "timeout", "checks": [...]}`
-- `{"event": "check", "check", "clauses", "status", "examples", "seconds", "detail", "errata"}`,
-  one per finished check (the fields of results.CheckResult);
+- `{"event": "check", "name", "clauses", "status", ...}`, one per finished check: the one JSON
+  encoding of a check result (results.CheckResult.to_json), as in the JSON report's `checks`;
 - `{"event": "end", "checks_done", "interrupted"}` (`interrupted`: "SIGINT", "SIGTERM" or "");
   a file without this line is the report of a run that was killed.
 
@@ -28,12 +28,6 @@ def stream_path(json_path: str) -> str:
     return json_path[: -len(".json")] + ".jsonl" if json_path.endswith(".json") else json_path + ".jsonl"
 
 
-def result_record(res: CheckResult) -> dict[str, Any]:
-    return {"check": res.check, "clauses": list(res.clauses), "status": res.status, "examples": res.examples,
-            "seconds": round(res.seconds, 3), "detail": res.detail,
-            "errata": {cid: {"status": st, "detail": d} for cid, (st, d) in res.errata.items()}}
-
-
 class Stream:
     def __init__(self, path: Path, cfg: RunConfig, checks: list[str]) -> None:
         self._file = path.open("w", encoding="utf-8")
@@ -45,20 +39,20 @@ class Stream:
         self._file.flush()
 
     def result(self, res: CheckResult) -> None:
-        self._write({"event": "check", **result_record(res)})
+        self._write({"event": "check", **res.to_json()})
 
     def end(self, results: list[CheckResult], interrupted: str) -> None:
         self._write({"event": "end", "checks_done": len(results), "interrupted": interrupted})
         self._file.close()
 
 
-def write_all(path: Path, cfg: RunConfig, results: list[CheckResult]) -> None:
+def write_all(path: Path, cfg: RunConfig, results: list[CheckResult], interrupted: str = "") -> None:
     """A whole stream at once: for a run that never started its checks (a target that could
     not be loaded), so that its stream file says the same as its JSON report."""
     stream = Stream(path, cfg, [r.check for r in results])
     for res in results:
         stream.result(res)
-    stream.end(results, cfg.interrupted)
+    stream.end(results, interrupted)
 
 
 def read(path: Path) -> list[dict[str, Any]]:

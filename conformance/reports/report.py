@@ -127,10 +127,11 @@ def table(verdicts: list[ClauseVerdict], cfg: RunConfig, results: list[CheckResu
     return "\n".join(lines)
 
 
-def verdict_line(verdicts: list[ClauseVerdict], cfg: RunConfig) -> str:
-    """The last line of a run's output: its verdict (run_verdict), and why when interrupted."""
-    verdict = run_verdict(verdicts, cfg.interrupted)
-    why = f" by {cfg.interrupted}: clauses whose checks did not run are 'not run'" if cfg.interrupted else ""
+def verdict_line(verdicts: list[ClauseVerdict], interrupted: str = "") -> str:
+    """The last line of a run's output: its verdict (run_verdict), and why when `interrupted` (by
+    that signal, "SIGINT" or "SIGTERM")."""
+    verdict = run_verdict(verdicts, interrupted)
+    why = f" by {interrupted}: clauses whose checks did not run are 'not run'" if interrupted else ""
     return f"verdict: {verdict.upper()}{why}"
 
 
@@ -189,14 +190,16 @@ def to_json(verdicts: list[ClauseVerdict], results: list[CheckResult], cfg: RunC
             started: datetime | None = None, seconds: float | None = None,
             target: dict[str, Any] | None = None, shard: str | None = None,
             baseline: dict[str, Any] | None = None, selection: dict[str, list[str]] | None = None,
-            keys: dict[str, str] | None = None, reused: dict[str, list[str]] | None = None) -> dict[str, object]:
-    """The JSON report. `keys`: each check's verdict key (tools/cache.py), for a later run's
+            keys: dict[str, str] | None = None, reused: dict[str, list[str]] | None = None,
+            interrupted: str = "", load_error: str = "") -> dict[str, object]:
+    """The JSON report. `keys`: each check's verdict key (run/cache.py), for a later run's
     `--reuse-from`; `reused`: where the verdicts this run did not compute came from (the verdict
-    cache, a `--reuse-from` report), check names by source."""
+    cache, a `--reuse-from` report), check names by source; `interrupted`: the signal that stopped
+    the run; `load_error`: how the target's loading ended, when it could not be loaded."""
     keys = keys or {}
     out: dict[str, object] = {
         "format": FORMAT,
-        "summary": summary(verdicts, cfg.interrupted),
+        "summary": summary(verdicts, interrupted),
         "versions": versions(),
         "target": cfg.target,
         "target_description": target if target is not None else {"name": cfg.target},
@@ -208,22 +211,15 @@ def to_json(verdicts: list[ClauseVerdict], results: list[CheckResult], cfg: RunC
         "examples": cfg.examples,
         "shard": shard,
         "selection": selection,
-        "interrupted": cfg.interrupted or None,  # "SIGINT" / "SIGTERM": the checks below are those that finished
-        "load_error": cfg.load_error or None,  # the target could not be loaded: every check has that verdict
+        "interrupted": interrupted or None,  # "SIGINT" / "SIGTERM": the checks below are those that finished
+        "load_error": load_error or None,  # the target could not be loaded: every check has that verdict
         "clauses": [
             {"id": v.id, "title": v.title, "kind": v.kind, "status": v.status, "examples": v.examples,
              "detail": v.detail, "checks": v.checks, **({"left_out": v.left_out} if v.left_out else {}),
              **({"failing": v.failing} if v.failing else {})}
             for v in verdicts
         ],
-        "checks": [
-            {"name": r.check, "clauses": list(r.clauses), "status": r.status, "examples": r.examples,
-             "seconds": round(r.seconds, 3), "detail": r.detail,
-             "errata": {cid: {"status": st, "detail": d} for cid, (st, d) in r.errata.items()},
-             "undefined_behaviour": {cid: {"status": st, "detail": d} for cid, (st, d) in r.ub.items()},
-             "reached_device": r.reached_device, **({"verdict_key": keys[r.check]} if r.check in keys else {})}
-            for r in results
-        ],
+        "checks": [{**r.to_json(), **({"verdict_key": keys[r.check]} if r.check in keys else {})} for r in results],
         # per undefined-behaviour clause: did the target misbehave where the spec says (engine/after_ub.py)
         "undefined_behaviour": ub_summary(results),
         "reused": reused or {},
@@ -239,12 +235,7 @@ def from_json(data: dict[str, Any]) -> tuple[list[ClauseVerdict], list[CheckResu
                               c.get("detail", ""), list(c.get("checks", [])), list(c.get("left_out", [])),
                               list(c.get("failing", [])))
                 for c in data.get("clauses", [])]
-    results = [CheckResult(r["name"], tuple(r.get("clauses", [])), r["status"], int(r.get("examples", 0)),
-                           r.get("detail", ""), float(r.get("seconds", 0.0)),
-                           {cid: (e["status"], e["detail"]) for cid, e in r.get("errata", {}).items()},
-                           {cid: (u["status"], u["detail"]) for cid, u in r.get("undefined_behaviour", {}).items()},
-                           bool(r.get("reached_device", False)))
-               for r in data.get("checks", [])]
+    results = [CheckResult.from_json(r) for r in data.get("checks", [])]
     return verdicts, results
 
 
@@ -293,7 +284,7 @@ def failure_text(v: ClauseVerdict, results: list[CheckResult]) -> str:
 
 
 def write_junit(path: Path, verdicts: list[ClauseVerdict], cfg: RunConfig, results: list[CheckResult] | None = None,
-                seconds: float | None = None) -> None:
+                seconds: float | None = None, interrupted: str = "") -> None:
     """One test case per clause; fail and crash are failures (with each failing check's whole
     difference and reproducer), uncovered and unsupported are skipped; `time` is the seconds of
     the checks behind the clause (each check's time counts once per clause it covers)."""
@@ -306,7 +297,7 @@ def write_junit(path: Path, verdicts: list[ClauseVerdict], cfg: RunConfig, resul
         name=suite_name(cfg.target, cfg.profile.value),
         tests=str(len(verdicts)),
         failures=str(len(failing)),
-        errors="1" if cfg.interrupted else "0",
+        errors="1" if interrupted else "0",
         skipped=str(sum(v.status in ("uncovered", "unsupported", "xfail", "not run", "partial") for v in verdicts)),
         time=f"{total:.3f}",
     )
@@ -321,11 +312,11 @@ def write_junit(path: Path, verdicts: list[ClauseVerdict], cfg: RunConfig, resul
             ET.SubElement(case, "skipped", message="no check covers this clause")
         elif v.status in ("unsupported", "xfail", "not run", "partial"):
             ET.SubElement(case, "skipped", message=f"{v.status}: {v.detail[:500]}")
-    if cfg.interrupted:  # never a green suite: the run did not finish
+    if interrupted:  # never a green suite: the run did not finish
         case = ET.SubElement(suite, "testcase", classname="ggspec.run", name="the run", time=f"{total:.3f}")
         not_run = [v.id for v in verdicts if v.status == "not run"]
-        ET.SubElement(case, "error", type="interrupted", message=f"interrupted by {cfg.interrupted}").text = (
-            f"the run was interrupted by {cfg.interrupted} after {len(results)} check(s); "
+        ET.SubElement(case, "error", type="interrupted", message=f"interrupted by {interrupted}").text = (
+            f"the run was interrupted by {interrupted} after {len(results)} check(s); "
             f"{len(not_run)} clause(s) not run: {' '.join(not_run)}")
         suite.set("tests", str(len(verdicts) + 1))
     ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)

@@ -27,7 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import asdict
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -46,7 +45,7 @@ def verdict_dir() -> Path:
     return cache_dir() / "verdicts"
 
 
-def off_reason(no_cache: bool, cfg: RunConfig, seed_given: bool) -> str | None:
+def off_reason(no_cache: bool, derandomize: bool, seed_given: bool) -> str | None:
     """Why this run does not use the cache, or None when it does."""
     if no_cache:
         return "--no-cache"
@@ -54,7 +53,7 @@ def off_reason(no_cache: bool, cfg: RunConfig, seed_given: bool) -> str | None:
         return "CI=true"
     if os.environ.get("GGSPEC_VERDICT_CACHE", "") == "off":  # the test suite's runs (tests/conftest.py)
         return "GGSPEC_VERDICT_CACHE=off"
-    if not seed_given and not cfg.derandomize:
+    if not seed_given and not derandomize:
         return "no --seed (each run draws new examples)"
     return None
 
@@ -111,11 +110,7 @@ def reusable(ran_on: str, reached_device: bool, device: str) -> bool:
 
 def _read(path: Path) -> CheckResult | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        data["clauses"] = tuple(data["clauses"])
-        data["errata"] = {c: tuple(v) for c, v in data["errata"].items()}
-        data["ub"] = {c: tuple(v) for c, v in data["ub"].items()}
-        return CheckResult(**data)
+        return CheckResult.from_json(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, TypeError):  # absent or unreadable: run the check
         return None
 
@@ -137,7 +132,7 @@ def store(k: str, res: CheckResult, device: str) -> None:
     try:
         where.mkdir(parents=True, exist_ok=True)
         tmp = where / f".{k}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(asdict(res)), encoding="utf-8")
+        tmp.write_text(json.dumps(res.to_json()), encoding="utf-8")
         tmp.replace(where / f"{k}.{device}.json")
     except OSError:  # a cache that cannot be written costs speed, not verdicts
         pass

@@ -31,7 +31,6 @@ from ggspec.reference.clauses import catalogue
 
 from ..engine.registry import Check
 from ..errors import ChangedError
-from .trace import enforcing_places
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,6 +46,34 @@ NATIVE_AREAS: dict[str, tuple[str, ...]] = {
 }
 #: folders and files whose changes no check can see
 _INERT = ("docs/", "bench/", "tests/", ".ci/", ".github/", "README.md", ".gitignore")
+
+REFERENCE_DIR = ROOT / "reference"
+_MARKERS = {"require": 1, "required": 1, "undefined": 0, "implements": None}
+
+
+def enforcing_places() -> dict[str, list[str]]:
+    """Clause ID → ["module.py:line function", ...] in reference/."""
+    places: dict[str, list[str]] = {}
+    for path in sorted(REFERENCE_DIR.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+                    continue
+                which = node.func.id
+                if which not in _MARKERS:
+                    continue
+                pos = _MARKERS[which]
+                args = node.args if pos is None else node.args[pos : pos + 1]
+                for arg in args:
+                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and arg.value in catalogue():
+                        where = f"{path.name}:{node.lineno} {fn.name}"
+                        if where not in places.setdefault(arg.value, []):
+                            places[arg.value].append(where)
+    return places
+
 
 
 @dataclass(frozen=True)

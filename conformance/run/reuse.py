@@ -6,7 +6,7 @@ code as it would on any `--device`: under the report's seed, it draws the same e
 the same verdict. `.ci/run` runs the suite on the mock (the main job, the rc8 job) and then on
 WebGPU with the same seed; the WebGPU runs take from the mock's report the checks that never
 asked for a device, and run the ones that did. A verdict is reused only when the report's entry
-has the key this run computes for the check (tools/cache.py `key`: target build, check and
+has the key this run computes for the check (run/cache.py `key`: target build, check and
 reference sources, seed, examples, shrinking, profile) and is a pass, fail or unsupported; a
 check that changed since, or crashed or hung there, runs again.
 """

@@ -3,37 +3,29 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
-import time
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from ggspec.reference.clauses import Profile
 
-from ..adapters import TARGETS, default_profile, describe_target, external_target_name, prepare_target
-from ..engine.registry import Check
+from ..adapters import TARGETS, default_profile, external_target_name
 from ..engine.results import (
     DEFAULT_CHECK_BUDGET,
     DEFAULT_TIMEOUT,
-    NOT_SELECTED,
     PROFILES,
     CheckResult,
-    RunConfig,
-    verdicts,
 )
-from ..engine.runner import load_checks, load_target, print_progress, run_all, unloaded_results
-from ..engine.stream import stream_path
-from ..engine.stream import write_all as write_stream
+from ..engine.runner import load_checks, print_progress
 from ..errors import RunInterrupted, TargetUnavailable, UsageError
 from ..names import clause_id, unknown_clause
 from ..names import target as resolve_target
 from ..reports import report
+from ..run.plan import Options, check_counts, make_plan, writable
 from ..target import DEVICE_ENV, DEVICES
-from ..target_names import parse
 
 EXIT_CODES = """exit codes:
   0  no clause failed, crashed or timed out (unsupported, xfail and uncovered
@@ -55,43 +47,9 @@ DOCS_URL_HELP = ("the docs site the HTML page's clause IDs link to, as URL/spec/
 MAX_BACKENDS = 16
 
 
-def _writable(option: str, value: str | None) -> None:
-    """A report path must be writable before the run starts, not after it."""
-    if not value:
-        return
-    path = Path(value)
-    parent = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise UsageError(f"{option} {value}: is a directory, not a file")
-    if not parent.is_dir():
-        raise UsageError(f"{option} {value}: the folder {parent} does not exist")
-    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise UsageError(f"{option} {value}: not writable")
-
-
-def _cache_writable(target: str) -> None:
-    """Targets built at test time (rc8, ggml-python, external) need a writable GGSPEC_CACHE."""
-    if parse(target).kind in ("reference", "native"):
-        return
-    from ..adapters.external import cache_dir
-
-    where = cache_dir()
-    label = f"GGSPEC_CACHE={os.environ['GGSPEC_CACHE']}" if os.environ.get("GGSPEC_CACHE") else f"the cache {where}"
-    if where.exists() and not where.is_dir():
-        raise UsageError(f"{label} is not a folder (the target {target} is built there)")
-    try:
-        where.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"{label} cannot be created: {exc.strerror or exc}") from None
-    if not where.is_dir() or not os.access(where, os.W_OK | os.X_OK):
-        raise UsageError(f"{label} is not a writable folder (the target {target} is built there)")
-
-
 def _counts(args: argparse.Namespace) -> None:
-    if getattr(args, "max_examples", None) is not None and args.max_examples < 1:
-        raise UsageError(f"--max-examples must be at least 1, got {args.max_examples}")
-    if getattr(args, "seed", None) is not None and args.seed < 0:
-        raise UsageError(f"--seed must be a non-negative integer, got {args.seed}")
+    """--max-examples and --seed, checked as run/plan.py checks them (before anything else)."""
+    check_counts(getattr(args, "max_examples", None), getattr(args, "seed", None))
 
 
 def _cores() -> int:
@@ -99,12 +57,6 @@ def _cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 1
-
-
-def _positive(option: str, value: float) -> float:
-    if not value > 0:
-        raise UsageError(f"{option} must be a positive number of seconds, got {value}")
-    return value
 
 
 def _target_name(args: argparse.Namespace) -> str:
@@ -135,117 +87,65 @@ def _check(args: argparse.Namespace) -> int:
             os.environ[DEVICE_ENV] = saved
 
 
+def _options(args: argparse.Namespace) -> Options:
+    """`ggspec check`'s options, as run/plan.py takes them."""
+    return Options(
+        target=_target_name(args), profile=args.profile, size=args.size, max_examples=args.max_examples, seed=args.seed,
+        derandomize=args.derandomize, select=tuple(args.select or ()), deselect=tuple(args.deselect or ()),
+        changed=args.changed, shard=args.shard, known=args.known, no_known=args.no_known, baseline=args.baseline,
+        reuse_from=args.reuse_from, no_cache=args.no_cache, device=args.device, timeout=args.timeout,
+        check_budget=args.check_budget, workers=args.workers, json=args.json, junit=args.junit, html=args.html,
+        repro_dir=args.repro_dir, c_reproducers=not args.no_c_reproducers, strict=args.strict)
+
+
+def _note(line: str) -> None:
+    print(f"ggspec check: {line}", file=sys.stderr, flush=True)
+
+
 def _check_run(args: argparse.Namespace) -> int:
-    from ..reports import known as known_mod
-    from .select import select
+    """`ggspec check`: parse (here), plan and run (run/), print and write (reports/)."""
+    from ..run.execute import execute, report_json
 
-    args.target = _target_name(args)
-    _counts(args)
-    for option in ("json", "junit", "html"):
-        _writable(f"--{option}", getattr(args, option, None))
-    checks = load_checks()
-    names = select(checks, args.select, args.deselect) if (args.select or args.deselect) else None
-    if args.changed is not None:  # the checks the changed files can reach, and why (changed.py)
-        names = _changed(args.changed, checks, names)
-        if not names:
-            return 0
-    if args.shard:  # a deterministic 1/N of the selection (merge.py)
-        from ..reports.merge import parse_shard, shard_of
-
-        names = shard_of(names if names is not None else sorted(checks), parse_shard(args.shard))
-    if args.known and args.no_known:
-        raise UsageError("--known FILE and --no-known conflict: give one of them")
-    known_path = Path(args.known) if args.known else None if args.no_known else known_mod.default_for(args.target)
-    known = known_mod.load(known_path, checks) if known_path is not None else []
-    base = report.load_json(Path(args.baseline)) if args.baseline else None  # a bad file: one line, before the run
-    _cache_writable(args.target)
-    profile = Profile(args.profile) if args.profile else default_profile(args.target)
-    cfg = RunConfig(args.target, profile, size=args.size, max_examples=args.max_examples, derandomize=args.derandomize)
-    cfg.c_reproducers, cfg.repro_dir = not args.no_c_reproducers, _run_folder(args)
-    if args.seed is not None:
-        cfg.seed = args.seed
-    reused_report = _reuse_report(args, cfg)
-    cfg.timeout, cfg.check_budget = _positive("--timeout", args.timeout), _positive("--check-budget", args.check_budget)
-    if args.workers < 1:
-        raise UsageError(f"--workers must be at least 1, got {args.workers}")
-    cfg.workers = args.workers
-    cfg.stream = stream_path(args.json) if args.json else None
-    prepare_target(cfg.target)  # fetch and build (runs nothing of the target: it loads in a worker)
-    print(f"ggspec check: target {cfg.target}, profile {profile.value}, size {cfg.size} "
-          f"({cfg.examples} examples a check), seed {cfg.seed}"
-          + (f", {len(names)} of {len(checks)} checks" if names is not None else "")
-          + (f", known failures from {known_path}" if known_path is not None else ""), file=sys.stderr, flush=True)
-    started, t0 = datetime.now(timezone.utc), time.monotonic()
-    took = _reuse(args, cfg, checks, names, reused_report)
-    done = {r.check for r in took.results}
-    cached, keys = took.results, took.keys
-    to_run = [n for n in (names if names is not None else sorted(checks)) if n not in done]
-    failure, interrupted = (load_target(cfg) if to_run else None), 0
-    if failure is not None:  # every check gets the loading's verdict; the report says why
-        print(f"ggspec: {cfg.load_error}", file=sys.stderr, flush=True)
-        results = unloaded_results(failure, [checks[n] for n in (names if names is not None else sorted(checks))])
-        if cfg.stream:
-            write_stream(Path(cfg.stream), cfg, results)
-    else:
-        try:
-            results = run_all(cfg, to_run, progress=None if args.quiet else print_progress) if to_run else []
-        except RunInterrupted as exc:  # report what finished, marked interrupted
-            results, interrupted = exc.results, exc.signum
-            print(f"\nggspec: {exc}; the report holds the checks that finished", file=sys.stderr, flush=True)
-        if took.store:
-            from .cache import store
-
-            for res in results if not interrupted else []:
-                store(keys[res.check], res, args.device)
-        if cached:  # the reused verdicts, in the selection's order
-            order = {n: i for i, n in enumerate(names if names is not None else sorted(checks))}
-            results = sorted(results + cached, key=lambda r: order[r.check])
-    elapsed = time.monotonic() - t0
-    planned = {n: checks[n].clauses for n in (names if names is not None else sorted(checks))}
-    found = known_mod.apply(verdicts(results, planned, {n: c.clauses for n, c in checks.items()}), known, cfg.target)
-    if names is not None:  # a selection or a shard reports the clauses it touches (merge adds back the rest)
-        found = [v for v in found if v.status not in (NOT_SELECTED, "uncovered")]
-    print(report.table(found, cfg, results, verbose=args.verbose, seconds=elapsed))
-    changes = None
-    if base is not None:
+    plan = make_plan(_options(args))
+    if plan.changed_lines:  # --changed: which checks the changes reach, and why
+        print("ggspec check " + "\n".join(plan.changed_lines), file=sys.stderr, flush=True)
+    if plan.nothing_to_run:
+        print(f"ggspec check: nothing to run: no check can see the changes since {args.changed}", file=sys.stderr)
+        return 0
+    outcome = execute(plan, progress=None if args.quiet else print_progress,
+                      note=_note if not args.quiet else _quiet_note)
+    found, results, cfg = outcome.found, outcome.results, plan.cfg
+    data = report_json(plan, outcome) if args.json or args.html else None
+    print(report.table(found, cfg, results, verbose=args.verbose, seconds=outcome.seconds))
+    if outcome.changes is not None:
         from ..reports import baseline
 
-        changes = baseline.compare(base, found, {"target": cfg.target, "profile": cfg.profile.value, "seed": cfg.seed})
-        print("\n".join(baseline.lines(changes, args.baseline)))
-    described = describe_target(cfg.target) if args.json or args.html else None
-    if described is not None:
-        described["device"] = args.device
+        print("\n".join(baseline.lines(outcome.changes, args.baseline)))
     if args.json:
-        report.write_json(Path(args.json), found, results, cfg, started=started, seconds=elapsed, target=described,
-                          baseline=changes.to_json() if changes is not None else None, shard=args.shard,
-                          selection={"select": args.select or [], "deselect": args.deselect or []},
-                          keys=keys, reused={k: v for k, v in took.sources.items() if v})
+        Path(args.json).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     if args.junit:
-        report.write_junit(Path(args.junit), found, cfg, results, seconds=elapsed)
-    if args.html:
+        report.write_junit(Path(args.junit), found, cfg, results, seconds=outcome.seconds,
+                           interrupted=outcome.interrupted)
+    if args.html and data is not None:
         from ..reports.html import docs_base, write_html
 
-        write_html(Path(args.html), report.to_json(found, results, cfg, started=started, seconds=elapsed, target=described),
-                   docs_base(args.docs_url))
-    if interrupted:
-        print(f"INTERRUPTED by {cfg.interrupted}: {len(results)} check(s) finished", flush=True)
-        print(report.verdict_line(found, cfg), flush=True)
-        return 128 + interrupted
-    if failure is not None:
-        return 3
-    if changes is not None:  # the gate: only a clause newly failing fails the run
-        return 1 if changes.regressed else 0
-    failing = [v for v in found if v.status in ("fail", "crash", "timeout")]
-    uncovered = [v for v in found if v.status == "uncovered"]
+        write_html(Path(args.html), data, docs_base(args.docs_url))
+    status = outcome.status
+    if outcome.interrupted:
+        print(f"INTERRUPTED by {outcome.interrupted}: {len(results)} check(s) finished", flush=True)
+        print(report.verdict_line(found, outcome.interrupted), flush=True)
+        return status
+    if outcome.load_error:
+        return status
     xpass = [v for v in found if v.status == "xpass"]
-    if xpass:
+    if xpass and outcome.changes is None:
         print(f"\n{len(xpass)} known failure(s) passed (xpass{', an error under --strict' if args.strict else ''}): "
               f"{' '.join(v.id for v in xpass)}", file=sys.stderr)
-    if failing:
-        print(f"\n{len(failing)} clause(s) failing: {' '.join(v.id for v in failing)}", file=sys.stderr)
+    if outcome.failing and outcome.changes is None:
+        print(f"\n{len(outcome.failing)} clause(s) failing: {' '.join(v.id for v in outcome.failing)}", file=sys.stderr)
         print(f"replay a check with the reproducer in its detail (--json FILE keeps them); seed {cfg.seed}",
               file=sys.stderr)
-    repro = _c_reproducer_lines(results)
+    repro = _c_reproducer_lines(results) if outcome.changes is None else []
     if repro and cfg.repro_dir:  # listed in the run's folder, not scrolled over the verdict
         listing = Path(cfg.repro_dir) / "c-reproducers.txt"
         listing.parent.mkdir(parents=True, exist_ok=True)
@@ -253,122 +153,31 @@ def _check_run(args: argparse.Namespace) -> int:
         print(f"{sum(ln.split(': ', 1)[-1].startswith('C reproducer:') for ln in repro)} C reproducer(s) "
               f"with their gcc lines: {listing}", file=sys.stderr)
     sys.stderr.flush()
-    print(report.verdict_line(found, cfg), flush=True)
-    return 1 if failing or ((uncovered or xpass) and args.strict) else 0
+    if outcome.changes is None:
+        print(report.verdict_line(found), flush=True)
+    return status
 
 
-def _reuse_report(args: argparse.Namespace, cfg: RunConfig) -> dict[str, Any] | None:
-    """`--reuse-from REPORT` read and checked against the run (reuse.py); without `--seed` the run
-    takes the report's seed."""
-    if not args.reuse_from:
-        return None
-    from . import reuse
-
-    path = Path(args.reuse_from)
-    data = reuse.read(path)
-    if args.seed is None and isinstance(data.get("seed"), int):
-        cfg.seed = data["seed"]
-    reuse.agree(path, data, cfg)
-    return data
-
-
-def _run_folder(args: argparse.Namespace) -> str:
-    """Where this run's files go (C reproducers, vectors): --repro-dir, else $GGSPEC_REPRO_DIR,
-    else <report>.files next to the --json report, else a folder of its own under the cache's
-    runs/ (created only when something is written there). Resolved once, here."""
-    given = args.repro_dir or os.environ.get("GGSPEC_REPRO_DIR")
-    if given:
-        return str(Path(given).expanduser().resolve())
-    if args.json:
-        report_path = Path(args.json).resolve()
-        return str(report_path.parent / f"{report_path.stem}.files")
-    from ..adapters.external import cache_dir
-
-    return str(cache_dir() / "runs" / f"{datetime.now(timezone.utc):%Y%m%d-%H%M%S}-{os.getpid()}")
-
-
-def _changed(rev: str, checks: dict[str, Check], names: list[str] | None) -> list[str]:
-    """`--changed REV`: the selection cut to the checks the changed files reach; prints why."""
-    from .changed import select_changed
-
-    chosen, lines = select_changed(rev, checks)
-    if names is not None:
-        chosen = [n for n in chosen if n in set(names)]
-        lines[0] += f", {len(chosen)} of them in the --select/--deselect selection"
-    print("ggspec check " + "\n".join(lines), file=sys.stderr, flush=True)
-    if not chosen:
-        print(f"ggspec check: nothing to run: no check can see the changes since {rev}", file=sys.stderr)
-    return chosen
-
-
-@dataclass
-class _Reuse:
-    """What a run takes from elsewhere (`_reuse`): the results, by source (for the JSON's
-    `reused`), every selected check's verdict key (for the JSON, and the cache's store) and
-    whether the cache stores this run's verdicts."""
-    results: list[CheckResult]
-    sources: dict[str, list[str]]
-    keys: dict[str, str]
-    store: bool
-
-
-def _reuse(args: argparse.Namespace, cfg: RunConfig, checks: dict[str, Check], names: list[str] | None,
-           report_data: dict[str, Any] | None) -> _Reuse:
-    """The verdicts this run does not compute: first those of `--reuse-from` (reuse.py), then the
-    verdict cache's (cache.py). Prints what it reused, or why the cache is off."""
-    from . import cache, reuse
-
-    selected = names if names is not None else sorted(checks)
-    off = cache.off_reason(args.no_cache, cfg, args.seed is not None or report_data is not None)
-    if off is not None and not args.no_cache and not args.quiet:
-        print(f"ggspec check: verdict cache off ({off})", file=sys.stderr, flush=True)
-    if off is not None and report_data is None and not args.json:
-        return _Reuse([], {}, {}, False)
-    target = cache.target_key(cfg.target)
-    keys = {n: cache.key(checks[n], cfg, target) for n in selected}
-    found = _Reuse([], {}, keys, off is None)
-    if report_data is not None:
-        taken = reuse.reused(report_data, keys, args.device)
-        found.results += taken
-        found.sources[args.reuse_from] = [r.check for r in taken]
-        print(f"ggspec check: --reuse-from {args.reuse_from}: {len(taken)} of {len(selected)} check(s) reused (no "
-              "example of theirs asked for a device there, so their verdict is the same on any device; same "
-              "target build, sources, seed, size and profile)", file=sys.stderr, flush=True)
-    if off is None:
-        done = {r.check for r in found.results}
-        cached = [r for r in (cache.load(keys[n], args.device) for n in selected if n not in done) if r is not None]
-        found.results += cached
-        found.sources["verdict cache"] = [r.check for r in cached]
-        print(f"ggspec check: verdict cache: {len(cached)} of {len(selected)} check(s) reused from {cache.verdict_dir()} "
-              "(unchanged check, reference, target, seed, size, profile; --no-cache runs them)", file=sys.stderr, flush=True)
-    return found
+def _quiet_note(line: str) -> None:
+    """Under --quiet: every note but why the verdict cache is off."""
+    if not line.startswith("verdict cache off"):
+        _note(line)
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from .compare import parse_target, run_compare
+    from .compare import run_compare
 
     _counts(args)
-    _writable("--html", args.html)
-    _writable("--json", args.json)
-    for spec in args.targets:  # fail early, with one line, on a target that cannot load (loaded in a worker)
-        target, profile = parse_target(spec)
-        _cache_writable(target)
-        prepare_target(target)
-        probe = RunConfig(target, profile)
-        if load_target(probe) is not None:
-            print(f"ggspec compare: {probe.load_error}", file=sys.stderr)
-            return 3
-    cfg = RunConfig("native", Profile.FIXED, size=args.size, max_examples=args.max_examples, c_reproducers=False)
-    if args.seed is not None:
-        cfg.seed = args.seed
-    return run_compare(args, cfg)
+    writable("--html", args.html)
+    writable("--json", args.json)
+    return run_compare(args)
 
 
 def _merge(args: argparse.Namespace) -> int:
     from ..reports.merge import run_merge
 
     for option in ("json", "junit", "html"):
-        _writable(f"--{option}", getattr(args, option, None))
+        writable(f"--{option}", getattr(args, option, None))
     return run_merge(args)
 
 
@@ -400,7 +209,7 @@ def _explain(args: argparse.Namespace) -> int:
         default.parent.mkdir(parents=True, exist_ok=True)
         outputs = [("--svg", str(default), "svg")]
     for option, path, _ in outputs:
-        _writable(option, path)
+        writable(option, path)
     vector = load_vector(args.source, args.backends)
     n = vector.n_backends
     if not 1 <= n <= MAX_BACKENDS:

@@ -27,11 +27,10 @@ from typing import Any
 from ggspec.reference.clauses import Profile, catalogue
 
 from ..adapters import default_profile, describe_target
-from ..engine.registry import CHECKS
-from ..engine.results import FAILING, NOT_SELECTED, CheckResult, ClauseVerdict, RunConfig, verdicts
-from ..engine.runner import run_all
+from ..engine.results import FAILING, CheckResult, ClauseVerdict, RunConfig
 from ..reports import report
 from ..reports.html import COLOUR
+from ..run.plan import Options, Plan, make_plan
 from ..target_names import parse
 
 _MARK: dict[str, str] = {"pass": "pass", "fail": "FAIL", "crash": "CRASH", "uncovered": "-", "unsupported": "unsup",
@@ -74,31 +73,39 @@ def parse_target(spec: str) -> tuple[str, Profile]:
     return name, Profile(prof.lower())
 
 
-def run_columns(specs: list[str], cfg: RunConfig, progress: bool = False, names: list[str] | None = None) -> list[Column]:
-    """Run the checks `names` (all by default) on each target; progress lines name the target."""
-    import time
+def plans(args: argparse.Namespace) -> list[Plan]:
+    """One plan a column (run/plan.py): the target's own profile or the one given, one seed for
+    all, no known failures, no cache, no files (a comparison of what each target does)."""
+    import random
 
-    from ..engine.runner import print_progress
-
-    columns = []
-    for i, spec in enumerate(specs, 1):
+    seed = args.seed if args.seed is not None else random.getrandbits(32)
+    out = []
+    for spec in args.targets:
         target, profile = parse_target(spec)
-        run = RunConfig(target, profile, size=cfg.size, max_examples=cfg.max_examples, seed=cfg.seed,
-                        derandomize=cfg.derandomize, c_reproducers=cfg.c_reproducers, repro_dir=cfg.repro_dir)
-        label = Column(target, profile, {}).label
+        out.append(make_plan(Options(target=target, profile=profile.value, size=args.size, max_examples=args.max_examples,
+                                     seed=seed, select=tuple(args.select or ()), deselect=tuple(args.deselect or ()),
+                                     no_known=True, no_cache=True, c_reproducers=False, files=False)))
+    return out
+
+
+def run_columns(columns: list[Plan], progress: bool = False) -> list[Column]:
+    """Run each column's plan (run/execute.py); progress lines name the target."""
+    from ..engine.runner import print_progress
+    from ..run.execute import execute
+
+    out = []
+    for i, plan in enumerate(columns, 1):
+        label = Column(plan.cfg.target, plan.cfg.profile, {}).label
         if progress:
-            print_progress(f"ggspec compare: column {i}/{len(specs)}: {label}")
+            print_progress(f"ggspec compare: column {i}/{len(columns)}: {label}")
 
         def named(line: str, label: str = label) -> None:
             print_progress(f"{label}: {line}")
 
-        t0 = time.monotonic()
-        results = run_all(run, names, progress=named if progress else None)
-        every = {n: c.clauses for n, c in CHECKS.items()}
-        planned = {n: every[n] for n in (names if names is not None else sorted(every))}
-        found = [v for v in verdicts(results, planned, every) if v.status != NOT_SELECTED]  # check's rule, the same
-        columns.append(Column(target, profile, {v.id: v for v in found}, results, time.monotonic() - t0))
-    return columns
+        outcome = execute(plan, progress=named if progress else None)
+        out.append(Column(plan.cfg.target, plan.cfg.profile, {v.id: v for v in outcome.found}, outcome.results,
+                          outcome.seconds))
+    return out
 
 
 def _rows(columns: list[Column], only_differences: bool = False) -> list[tuple[str, str, list[str]]]:
@@ -148,10 +155,7 @@ def to_json(columns: list[Column], cfg: RunConfig, started: datetime | None = No
         "columns": [{"label": c.label, "target": c.target, "profile": c.profile.value,
                      "target_description": known.get(c.label) or describe_target(c.target),
                      "summary": report.summary(list(c.verdicts.values())), "seconds": round(c.seconds, 3),
-                     "checks": [{"name": r.check, "clauses": list(r.clauses), "status": r.status,
-                                 "examples": r.examples, "seconds": round(r.seconds, 3), "detail": r.detail,
-                                 "errata": {cid: {"status": s, "detail": d} for cid, (s, d) in r.errata.items()}}
-                                for r in c.results]}
+                     "checks": [r.to_json() for r in c.results]}
                     for c in columns],
         "clauses": [{"id": cid, "title": title, "statuses": dict(zip([c.label for c in columns], statuses, strict=True)),
                      "details": {c.label: c.verdicts[cid].detail for c in columns
@@ -200,24 +204,32 @@ reproducer.</p>
     path.write_text(page, encoding="utf-8")
 
 
-def run_compare(args: argparse.Namespace, cfg: RunConfig) -> int:
-    """The `compare` command after its options are checked (cli._compare)."""
-    from ..engine.runner import load_checks
-    from .select import select
+def run_compare(args: argparse.Namespace) -> int:
+    """The `compare` command after its options are checked (cli._compare): plan every column, fail
+    early (exit 3, one line) on a target that cannot load, run the columns, print and write."""
+    from ..engine.runner import load_error
+    from ..run.execute import load_failure, prepare
 
-    checks = load_checks()
-    names = select(checks, args.select, args.deselect) if (args.select or args.deselect) else None
-    print(f"ggspec compare: {' '.join(args.targets)}, size {cfg.size}, seed {cfg.seed}"
-          + (f", {len(names)} of {len(checks)} checks" if names is not None else ""), file=sys.stderr, flush=True)
+    columns = plans(args)
+    for plan in columns:  # fail early, with one line, on a target that cannot load (loaded in a worker)
+        prepare(plan)
+        failure = load_failure(plan)
+        if failure is not None:
+            print(f"ggspec compare: {load_error(failure)}", file=sys.stderr)
+            return 3
+    first = columns[0]
+    print(f"ggspec compare: {' '.join(args.targets)}, size {first.cfg.size}, seed {first.cfg.seed}"
+          + (f", {len(first.names)} of {len(first.checks)} checks" if first.names is not None else ""),
+          file=sys.stderr, flush=True)
     started = datetime.now(timezone.utc)
-    columns = run_columns(args.targets, cfg, progress=not args.quiet, names=names)
-    print(table(columns, args.only_differences))
+    done = run_columns(columns, progress=not args.quiet)
+    print(table(done, args.only_differences))
     if args.html:
-        write_html(Path(args.html), columns, cfg.seed, args.only_differences)
+        write_html(Path(args.html), done, first.cfg.seed, args.only_differences)
     if args.json:
-        data = to_json(columns, cfg, started, args.only_differences)
+        data = to_json(done, first.cfg, started, args.only_differences)
         Path(args.json).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    failing = [c for c in columns if c.failing]
+    failing = [c for c in done if c.failing]
     for c in failing:
         print(f"{c.label}: {len(c.failing)} clause(s) failing: {' '.join(c.failing)}", file=sys.stderr)
     if failing and args.no_gate:

@@ -103,44 +103,29 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 
 class _Run:
-    """The run's settings, checks and known failures, made once per process."""
+    """The run's plan (run/plan.py, from the plugin's options), made once per process."""
 
     def __init__(self, config: pytest.Config) -> None:
-        from ggspec.reference.clauses import Profile
+        from ..run.plan import Options, make_plan
 
-        from ..adapters import default_profile
-        from ..engine.results import RunConfig
-        from ..engine.runner import load_checks
-        from ..reports import known as known_mod
-        from .select import select
-
-        target = str(config.getoption("ggspec_target"))
-        prof = config.getoption("ggspec_profile")
-        profile = Profile(prof) if prof else default_profile(target)
-        self.cfg = RunConfig(target, profile, size=str(config.getoption("ggspec_size")),
-                             max_examples=config.getoption("ggspec_max_examples"), seed=config.stash[_SEED])
-        self.checks = load_checks()
         patterns = config.getoption("ggspec_select")
-        self.names = select(self.checks, patterns, None) if patterns else sorted(self.checks)
-        known_opt = config.getoption("ggspec_known")
-        known_path = Path(known_opt) if known_opt else known_mod.default_for(target)
-        self.known = known_mod.load(known_path, self.checks) if known_path is not None else []
+        self.plan = make_plan(Options(
+            target=str(config.getoption("ggspec_target")), profile=config.getoption("ggspec_profile"),
+            size=str(config.getoption("ggspec_size")), max_examples=config.getoption("ggspec_max_examples"),
+            seed=config.stash[_SEED], select=tuple(patterns or ()), known=config.getoption("ggspec_known"),
+            json=config.getoption("ggspec_json"), no_cache=True, workers=1))
+        self.cfg = self.plan.cfg
+        self.checks = self.plan.checks
+        self.names = self.plan.selected
         self.prepared = False
 
     def prepare(self) -> None:
         """Fetch and build the target once (rc8, external builds), before the first check."""
         if self.prepared:
             return
-        from .. import adapters
+        from ..run.execute import prepare
 
-        prepare = getattr(adapters, "prepare_target", None)
-        if prepare is not None:
-            prepare(self.cfg.target)
-        else:  # pragma: no cover - an older runner: load it once here
-            probe = adapters.make_target(self.cfg.target, self.cfg.profile)
-            close = getattr(probe, "close", None)
-            if close is not None:
-                close()
+        prepare(self.plan)
         self.prepared = True
 
 
@@ -171,18 +156,16 @@ class CheckItem(pytest.Item):
         self.add_marker(pytest.mark.ggspec)
 
     def runtest(self) -> None:
-        from ..engine.results import FAILING, verdicts
+        from ..engine.results import FAILING
         from ..engine.runner import run_check
-        from ..reports import known as known_mod
         from ..reports import report
+        from ..run.execute import judge_one
 
         run = _run(self.config)
         run.prepare()
-        chk = run.checks[self.name]
-        result = run_check(chk, run.cfg)
-        self.user_properties.append((_KEY, _result_json(result)))
-        mine = set(chk.clauses) | set(result.errata)
-        found = [v for v in known_mod.apply(verdicts([result]), run.known, run.cfg.target) if v.id in mine]
+        result = run_check(run.checks[self.name], run.cfg)
+        self.user_properties.append((_KEY, result.to_json()))
+        found = judge_one(run.plan, result)
         failing = [v for v in found if v.status in FAILING]
         if failing:
             lines = report.failure_lines(failing, [result], verbose=True)[1:]  # without "N failing clause(s):"
@@ -202,12 +185,6 @@ class CheckItem(pytest.Item):
     def reportinfo(self) -> tuple[Any, int | None, str]:
         chk = _run(self.config).checks[self.name]
         return self.path, None, f"ggspec check {chk.name} [{', '.join(chk.clauses)}]"
-
-
-def _result_json(r: Any) -> dict[str, Any]:
-    return {"name": r.check, "clauses": list(r.clauses), "status": r.status, "examples": r.examples,
-            "seconds": round(r.seconds, 3), "detail": r.detail,
-            "errata": {cid: {"status": s, "detail": d} for cid, (s, d) in r.errata.items()}}
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -234,25 +211,18 @@ _PENDING: list[dict[str, Any]] = []
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """The JSON report of `--ggspec-json`: the one that `ggspec check --json` writes for the same
+    plan (run/execute.py's judge and report_json), from every worker's results."""
     config = session.config
     if not _on(config) or getattr(config, "workerinput", None) is not None or not config.getoption("ggspec_json"):
         return
-    from ..engine.results import NOT_SELECTED, verdicts
-    from ..reports import known as known_mod
-    from ..reports import report
+    from ..engine.results import CheckResult
+    from ..run.execute import Outcome, judge, report_json
 
-    run = _run(config)
-    data = {"checks": sorted(_PENDING, key=lambda r: r["name"]), "clauses": []}
-    _, results = report.from_json(data)
-    planned = {n: run.checks[n].clauses for n in run.names}
-    found = known_mod.apply(verdicts(results, planned, {n: c.clauses for n, c in run.checks.items()}),
-                            run.known, run.cfg.target)
-    if len(run.names) < len(run.checks):  # a selection: the clauses it touches, as ggspec check --select reports them
-        found = [v for v in found if v.status not in (NOT_SELECTED, "uncovered")]
+    plan = _run(config).plan
+    order = {n: i for i, n in enumerate(plan.selected)}
+    results = sorted((CheckResult.from_json(r) for r in _PENDING), key=lambda r: order.get(r.check, len(order)))
     started, t0 = config.stash[_STARTED]
-    from ..adapters import describe_target
-
-    out = report.to_json(found, results, run.cfg, started=started, seconds=time.monotonic() - t0,
-                         target=describe_target(run.cfg.target),
-                         selection={"select": config.getoption("ggspec_select") or [], "deselect": []})
+    outcome = Outcome(judge(plan, results), results, started, time.monotonic() - t0, keys=plan.verdict_keys())
+    out = report_json(plan, outcome)
     Path(config.getoption("ggspec_json")).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")

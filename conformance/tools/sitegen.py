@@ -278,7 +278,7 @@ def matrix_page(reports: list[Report]) -> str:
     lines = [
         "# Traceability matrix",
         "",
-        "Generated when the site is built (`docs/build.py`, from `ggspec.conformance.sitegen`): every clause of",
+        "Generated when the site is built (`docs/build.py`, from `ggspec.conformance.tools.sitegen`): every clause of",
         "spec/, the place in reference/ that enforces it (linked to the highlighted source), the checks",
         "that cover it, and its status in each report file given to the build",
         "(`GGSPEC_DOCS_REPORTS=report-native.json,report-rc8.json`, from `ggspec check --json`).",

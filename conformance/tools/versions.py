@@ -1,7 +1,7 @@
 """The page "What changed in ggml-backend, version by version", made from a `ggspec compare --json`
 report over rc.8 and later builds of the same API generation:
 
-    python -m ggspec.conformance.versions --update docs/data/versions-compare.json --reports DIR
+    python -m ggspec.conformance.tools.versions --update docs/data/versions-compare.json --reports DIR
 
 runs `ggspec check --target T --profile rc8 --max-examples 3 --seed 20261130 --no-known --json
 DIR/<T>.json` for each column of the version line (COLUMNS) that neither the existing compare
@@ -13,7 +13,7 @@ compare report from them, in `ggspec compare --json`'s format: the same as
 
 but one target at a time, so that a column already run is not run again.
 
-    python -m ggspec.conformance.versions --json docs/data/versions-compare.json > versions.md
+    python -m ggspec.conformance.tools.versions --json docs/data/versions-compare.json > versions.md
 
 The docs build (docs/build.py) writes the page from the committed `docs/data/versions-compare.json`,
 so regenerating the page is re-running the compare. For each clause whose status differs from
@@ -79,7 +79,7 @@ hold yet, a few minutes a column on two cores, and keeps the columns it has; `--
 runs one again); the docs build writes this page from the report:
 
 ```sh
-python -m ggspec.conformance.versions --update docs/data/versions-compare.json --reports build/versions
+python -m ggspec.conformance.tools.versions --update docs/data/versions-compare.json --reports build/versions
 ```
 
 which is `ggspec compare {columns} --max-examples {examples} --seed {seed} --no-gate --json
@@ -253,7 +253,7 @@ def _check(label: str, path: Path, seed: int, examples: int) -> None:
     target, _, profile = label.partition("@")
     cmd = [sys.executable, "-m", "ggspec.conformance", "check", "--target", target, "--max-examples", str(examples),
            "--seed", str(seed), "--no-known", "--json", str(path)] + (["--profile", profile] if profile else [])
-    print(f"python -m ggspec.conformance.versions: {' '.join(cmd[1:])}", file=sys.stderr, flush=True)
+    print(f"python -m ggspec.conformance.tools.versions: {' '.join(cmd[1:])}", file=sys.stderr, flush=True)
     done = subprocess.run(cmd, check=False)
     if done.returncode not in (0, 1) or not path.is_file():
         raise ValueError(f"{label}: `ggspec check` ended with exit code {done.returncode} and no report")
@@ -287,7 +287,7 @@ def update(out: Path, reports: Path, rerun: set[str] | None = None, columns: tup
             continue
         if mine or not path.is_file() or not _matches(json.loads(path.read_text(encoding="utf-8")), seed, examples):
             if not run:
-                print(f"python -m ggspec.conformance.versions: {label}: no report in {reports}; left out (--no-run)",
+                print(f"python -m ggspec.conformance.tools.versions: {label}: no report in {reports}; left out (--no-run)",
                       file=sys.stderr)
                 continue
             _check(label, path, seed, examples)
@@ -309,7 +309,7 @@ def cols_profile(label: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m ggspec.conformance.versions", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m ggspec.conformance.tools.versions", description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", metavar="FILE", help="a `ggspec compare --json` report with an rc8 column: print its page")
     ap.add_argument("--update", metavar="FILE", help="write the version line's compare report here (see the module doc)")
     ap.add_argument("--reports", metavar="DIR", default="build/versions",
@@ -327,7 +327,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             data = update(Path(args.update), Path(args.reports), set(args.rerun), run=not args.no_run)
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            print(f"python -m ggspec.conformance.versions: {exc}", file=sys.stderr)
+            print(f"python -m ggspec.conformance.tools.versions: {exc}", file=sys.stderr)
             return 2
         for c in data["columns"]:
             s = c["summary"]
@@ -340,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         data = json.loads(Path(args.json).read_text(encoding="utf-8"))
         text = page(data)
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        print(f"python -m ggspec.conformance.versions: {args.json}: {exc}", file=sys.stderr)
+        print(f"python -m ggspec.conformance.tools.versions: {args.json}: {exc}", file=sys.stderr)
         return 2
     sys.stdout.write(text)
     return 0

@@ -70,8 +70,8 @@ def shrunk_case(detail: str) -> SchedCase | None:
     found = re.search(r"args=(\{.*\})\)\nEOF", detail, re.DOTALL)
     assert found is not None, f"no reproducer in:\n{detail}"
     namespace: dict[str, Any] = {}
-    exec("from ggspec.conformance.strategies import *\nfrom ggspec.reference.vdev import *\n"  # noqa: S102
-         "from ggspec.conformance.sched_scope import ScopeCase", namespace)
+    exec("from ggspec.conformance.inputs.strategies import *\nfrom ggspec.reference.vdev import *\n"  # noqa: S102
+         "from ggspec.conformance.inputs.sched_scope import ScopeCase", namespace)
     args = eval(found.group(1), namespace)  # noqa: S307 - our own reproducer text
     cases = [v if isinstance(v, SchedCase) else SchedCase(v.setup, v.graph)
              for v in args.values() if isinstance(v, SchedCase) or type(v).__name__ == "ScopeCase"]

@@ -145,7 +145,7 @@ def test_eager_inputs_difference_is_blamed_on_alloc_20() -> None:
     'n0'). The reference records ALLOC-20's branch, and the difference is the erratum's, not
     ALLOC-3's or ALLOC-21's."""
     from ggspec.conformance.engine.differential import Example, erratum_behind
-    from ggspec.conformance.strategies import GraphSpec, Leaf, Node, Placement
+    from ggspec.conformance.inputs.strategies import GraphSpec, Leaf, Node, Placement
     from ggspec.reference.vdev import ALL_OPS, VDevParams
 
     load_checks()
@@ -174,7 +174,7 @@ def test_a_scenario_that_reads_the_profile_is_blamed_on_the_erratum_it_meets(rc8
     is SCHED-33's, not SCHED-9's."""
     from ggspec.conformance.engine.differential import Example, erratum_behind, judge, run_on_target
     from ggspec.conformance.errors import Mismatch
-    from ggspec.conformance.strategies import GraphSpec, Leaf, Node, SchedCase, SchedGraph, SchedSetup
+    from ggspec.conformance.inputs.strategies import GraphSpec, Leaf, Node, SchedCase, SchedGraph, SchedSetup
     from ggspec.reference.types import Op
     from ggspec.reference.vdev import ALL_OPS, VDevParams
 

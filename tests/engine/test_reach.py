@@ -1,5 +1,5 @@
 """Whether a check's examples asked for a plain virtual device (engine/reach.py), the device
-`--device webgpu` replaces, and `--reuse-from` (tools/reuse.py), which takes another run's
+`--device webgpu` replaces, and `--reuse-from` (run/reuse.py), which takes another run's
 verdicts only where that record says they do not depend on the device."""
 
 from __future__ import annotations

@@ -27,13 +27,15 @@ ALLOWED: dict[str, set[str]] = {
     "inputs": BASE | {"engine", "adapters"},  # sched_scope: the reference adapter as the model
     "checks": BASE | {"engine", "adapters", "inputs"},
     "reports": BASE | {"engine.results"},
-    "tools": BASE | {"engine", "adapters", "inputs", "checks", "reports"},
+    # a run's home: plans and runs with engine/ and adapters/, writes with reports/ (never a tool)
+    "run": BASE | {"engine", "adapters", "reports"},
+    "tools": BASE | {"engine", "adapters", "inputs", "checks", "reports", "run"},
 }
-#: modules that may import anything: the package (it plugs the defaults into engine.plugins) and
-#: the aliases of the old flat paths (_moved.py)
-ANYTHING = {"", "_moved", "__main__", "harness", "runner", "strategies", "graph_strategies", "graphspec", "replay",
-            "stateful", "sched_scope", "trace", "ubseen", "sitegen", "versions", "cli", "pytest_plugin", "known",
-            "vectors"}
+#: modules that may import anything: the package (it plugs the defaults into engine.plugins), the
+#: one alias table of old paths (_moved.py) and `python -m ggspec.conformance`
+ANYTHING = {"", "_moved", "__main__"}
+#: the front ends: they parse and print, and leave planning, running and judging to run/
+FRONT_ENDS = ("tools.cli", "tools.pytest_plugin", "tools.compare")
 
 
 def module_name(path: Path) -> str:
@@ -141,3 +143,29 @@ def test_no_import_cycle() -> None:
         if m not in state and m not in ANYTHING:
             visit(m)
     assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_run_is_the_one_home_of_a_run() -> None:
+    """run/ exists and sits where the docstring puts it; the three front ends plan and execute
+    through it, and none of them runs or judges checks itself (engine.runner's run_all and
+    load_target, engine.results' verdicts, reports.known's apply are run/'s to call)."""
+    g = graph()
+    assert {"run.plan", "run.execute", "run.select", "run.changed", "run.cache", "run.reuse"} <= set(g)
+    assert not {"tools.select", "tools.changed", "tools.cache", "tools.reuse"} & set(g)  # moved to run/
+    for front in FRONT_ENDS:
+        assert "run.plan" in g[front] and "run.execute" in g[front], front
+        source = (ROOT / (front.replace(".", "/") + ".py")).read_text(encoding="utf-8")
+        for name in ("run_all(", "load_target(", "verdicts(", "known_mod.apply(", "RunConfig("):
+            assert name not in source, f"{front} calls {name} itself: a run's steps are run/'s"
+    for importer, deps in g.items():
+        if folder(importer) in ("engine", "adapters", "inputs", "checks", "reports"):
+            assert not any(folder(d) == "run" for d in deps), f"{importer} imports run/, which is above it"
+
+
+def test_the_top_level_holds_only_real_modules_and_the_alias_table() -> None:
+    """At most 8 real modules at conformance/'s top, plus _moved.py (the one alias table)."""
+    top = sorted(p.stem for p in ROOT.glob("*.py"))
+    assert "_moved" in top and len(top) - 1 <= 8, top
+    for stem in top:
+        text = (ROOT / f"{stem}.py").read_text(encoding="utf-8")
+        assert "alias(__name__" not in text, f"{stem}.py is an alias module: old paths belong in _moved.py's table"

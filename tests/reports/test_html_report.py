@@ -17,7 +17,7 @@ from ggspec.conformance.reports.html import page
 from ggspec.reference.clauses import Profile, catalogue
 
 ROOT = Path(__file__).resolve().parents[2]
-REPRO = ("reproducer:\npython - <<'EOF'\nfrom ggspec.conformance.replay import replay; "
+REPRO = ("reproducer:\npython - <<'EOF'\nfrom ggspec.conformance.tools.replay import replay; "
          "replay('tdata.get_reads_the_range', target='native', profile='fixed', args={'n': 1})\nEOF")
 
 

@@ -15,7 +15,7 @@ from ggspec.conformance.engine.results import CheckResult, RunConfig, verdicts
 from ggspec.conformance.reports import report
 from ggspec.reference.clauses import Profile, catalogue
 
-REPRO = ("reproducer:\npython - <<'EOF'\nfrom ggspec.conformance.replay import replay; "
+REPRO = ("reproducer:\npython - <<'EOF'\nfrom ggspec.conformance.tools.replay import replay; "
          "replay('tdata.get_reads_the_range', target='native', profile='fixed', args={'n': 1})\nEOF")
 DIFF = "\n".join(["tdata.get_reads_the_range [TDATA-8]: observation 0 'got': 1 of 4 bytes differ, first at byte 2",
                   *(f"  line {i}" for i in range(30))])
@@ -139,11 +139,10 @@ def test_a_timeout_is_the_clause_verdict_over_a_failure() -> None:
 def test_an_interrupted_run_is_interrupted_in_json_junit_and_terminal(tmp_path: Path) -> None:
     cid, every = _two_check_clause()
     cfg = _cfg()
-    cfg.interrupted = "SIGTERM"
     results = [CheckResult("a.one", every["a.one"], "pass", 3)]
     found = [v for v in verdicts(results, every, every) if v.status != "not selected"]
-    assert report.to_json(found, results, cfg)["summary"]["verdict"] == "interrupted"  # type: ignore[index]
-    report.write_junit(tmp_path / "j.xml", found, cfg, results)
+    assert report.to_json(found, results, cfg, interrupted="SIGTERM")["summary"]["verdict"] == "interrupted"  # type: ignore[index]
+    report.write_junit(tmp_path / "j.xml", found, cfg, results, interrupted="SIGTERM")
     root = ET.parse(tmp_path / "j.xml").getroot()
     assert root.get("errors") == "1" and root.find("testcase/error").get("type") == "interrupted"  # type: ignore[union-attr]
-    assert report.verdict_line(found, cfg).startswith("verdict: INTERRUPTED by SIGTERM")
+    assert report.verdict_line(found, "SIGTERM").startswith("verdict: INTERRUPTED by SIGTERM")

@@ -67,7 +67,7 @@ def test_compare_gates_names_its_targets_and_writes_json(tmp_path: Path) -> None
     proc = ggspec("compare", "native", "native@rc8", "--select", "TDATA-3", "--select", "tdata.set_writes_the_range",
                   "--max-examples", "3", "--seed", "11", "--json", str(out), "--only-differences")
     assert proc.returncode == 1, proc.stdout[-2000:] + proc.stderr[-2000:]  # native@rc8 fails TDATA-3
-    assert "column 2/2: native@rc8" in proc.stderr and "native@rc8: [  1/3]" in proc.stderr
+    assert "column 2/2: native@rc8" in proc.stderr and "native@rc8: [  1/" in proc.stderr
     rows = [line.split()[0] for line in proc.stdout.splitlines() if line[:1].isupper() and "-" in line.split()[0]]
     assert rows == ["TDATA-3"], proc.stdout  # TDATA-4 is partial in both columns: left out
     data = json.loads(out.read_text())

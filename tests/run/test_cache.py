@@ -1,4 +1,4 @@
-"""The verdict cache of `ggspec check` (tools/cache.py): a hit, invalidation on each part of the
+"""The verdict cache of `ggspec check` (run/cache.py): a hit, invalidation on each part of the
 key, --no-cache and CI=true."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from ggspec.conformance.engine.results import CheckResult, RunConfig
 from ggspec.conformance.engine.runner import load_checks
-from ggspec.conformance.tools import cache
+from ggspec.conformance.run import cache
 from ggspec.reference.clauses import Profile
 
 ROOT = Path(__file__).resolve().parents[2]

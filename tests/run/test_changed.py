@@ -1,4 +1,4 @@
-"""`ggspec check --changed [REV]`: the checks the changed files can reach (tools/changed.py)."""
+"""`ggspec check --changed [REV]`: the checks the changed files can reach (run/changed.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from ggspec.conformance.engine.runner import load_checks
-from ggspec.conformance.tools import changed
-from ggspec.conformance.tools.trace import enforcing_places
+from ggspec.conformance.run import changed
+from ggspec.conformance.run.changed import enforcing_places
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,7 +65,8 @@ def test_changed_files_lists_diffs_and_untracked_files(tmp_path: Path) -> None:
 def test_not_a_git_repository_is_one_line_and_exit_2(tmp_path: Path) -> None:
     with pytest.raises(changed.ChangedError, match="not in a git repository"):
         changed.changed_files("HEAD", tmp_path)
-    code = (f"import sys; from ggspec.conformance.tools import changed, cli; from pathlib import Path; "
+    code = (f"import sys; from ggspec.conformance.run import changed; from ggspec.conformance.tools import cli; "
+            "from pathlib import Path; "
             f"changed.ROOT = Path({str(tmp_path)!r}); sys.exit(cli.main(['check', '--changed', '--quiet']))")
     env = {**os.environ, "GIT_CEILING_DIRECTORIES": str(tmp_path.parent)}
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300, env=env)
@@ -74,7 +75,7 @@ def test_not_a_git_repository_is_one_line_and_exit_2(tmp_path: Path) -> None:
 
 
 def test_the_cli_prints_what_it_selected_and_why(tmp_path: Path) -> None:
-    code = ("import sys; from ggspec.conformance.tools import changed, cli; "
+    code = ("import sys; from ggspec.conformance.run import changed; from ggspec.conformance.tools import cli; "
             "changed.changed_files = lambda rev, root=None: ['docs/guide.md']; "
             "sys.exit(cli.main(['check', '--changed', 'HEAD~1', '--quiet']))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)

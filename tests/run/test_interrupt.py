@@ -75,6 +75,6 @@ def test_an_interrupted_run_leaves_its_report(signum: int, tmp_path: Path) -> No
     assert len(done) >= 2
     records = read_stream(stream)
     assert records[-1] == {"event": "end", "checks_done": len(done), "interrupted": signal.Signals(signum).name}
-    assert sorted(r["check"] for r in records if r["event"] == "check") == sorted(done)  # in the order they finished
+    assert sorted(r["name"] for r in records if r["event"] == "check") == sorted(done)  # in the order they finished
     time.sleep(0.5)
     assert _workers_of(str(report), os.getpid()) == []  # no worker outlives the run

@@ -139,7 +139,7 @@ def test_png(tmp_path: Path) -> None:
 
 def test_python_file_with_spec(tmp_path: Path) -> None:
     source = tmp_path / "small.py"
-    source.write_text("from ggspec.conformance.graphspec import GraphSpec, Leaf, Node\n"
+    source.write_text("from ggspec.conformance.inputs.graphspec import GraphSpec, Leaf, Node\n"
                       f"SPEC = {SMALL!r}\nN_BACKENDS = 2\n", encoding="utf-8")
     svg = tmp_path / "small.svg"
     proc = run(str(source), "--svg", str(svg))

@@ -39,7 +39,7 @@ def test_assert_clauses_are_enforced_by_require() -> None:
 
 def test_traceability_matrix_is_current() -> None:
     committed = (ROOT / "docs" / "traceability.md").read_text(encoding="utf-8")
-    hint = "docs/traceability.md is stale: run `python -m ggspec.conformance.trace > docs/traceability.md`"
+    hint = "docs/traceability.md is stale: run `python -m ggspec.conformance.tools.trace > docs/traceability.md`"
     assert committed == matrix_markdown(), hint
 
 
