@@ -25,16 +25,14 @@ END = "<!-- end of area table -->"
 NATIVE_SRC = Path(__file__).resolve().parents[2] / "native" / "src"
 
 
-def area_rows() -> list[tuple[str, str, list[str], list[str], list[str], int]]:
-    """(area, chapter, model modules, native sources, check modules, clause count) per area,
-    in the order the spec lists its areas."""
+def area_rows() -> list[tuple[str, str, list[str], list[str], list[str]]]:
+    """(area, chapter, model modules, native sources, check modules) per area, in the order the
+    spec lists its areas. No clause count: a new clause must not make the table stale."""
     places = enforcing_places()
     checks = load_checks()
     areas: dict[str, dict[str, set[str]]] = {}
-    counts: dict[str, int] = {}
     for cid, clause in catalogue().items():
         row = areas.setdefault(clause.area, {"chapter": set(), "model": set(), "checks": set()})
-        counts[clause.area] = counts.get(clause.area, 0) + 1
         row["chapter"].add(clause.chapter)
         for place in places.get(cid, []):
             row["model"].add(place.split(".py:")[0])
@@ -47,7 +45,7 @@ def area_rows() -> list[tuple[str, str, list[str], list[str], list[str], int]]:
     for area, row in areas.items():
         model = sorted(row["model"])
         native = [f"{m}.c" for m in model if (NATIVE_SRC / f"{m}.c").exists()]
-        rows.append((area, ", ".join(sorted(row["chapter"])), model, native, sorted(row["checks"]), counts[area]))
+        rows.append((area, ", ".join(sorted(row["chapter"])), model, native, sorted(row["checks"])))
     return rows
 
 
@@ -59,13 +57,13 @@ def table_markdown() -> str:
     lines = [
         BEGIN,
         "",
-        "| area | clauses | spec chapter | reference/ (enforcing modules) | native/src/ | conformance/checks/ |",
-        "|---|---|---|---|---|---|",
+        "| area | spec chapter | reference/ (enforcing modules) | native/src/ | conformance/checks/ |",
+        "|---|---|---|---|---|",
     ]
-    for area, chapter, model, native, checks, n in area_rows():
+    for area, chapter, model, native, checks in area_rows():
         chapters = ", ".join(f"`spec/{_chapter_file(c.strip())}`" for c in chapter.split(","))
         lines.append(
-            f"| {area} | {n} | {chapters} | {', '.join(f'`{m}.py`' for m in model) or '—'} | "
+            f"| {area} | {chapters} | {', '.join(f'`{m}.py`' for m in model) or '—'} | "
             f"{', '.join(f'`{c}`' for c in native) or '—'} | {', '.join(f'`{c}.py`' for c in checks) or '—'} |"
         )
     lines += ["", END]
