@@ -42,6 +42,7 @@ from ggspec.reference.types import GGMLType, Op, blck_size, type_size
 from ggspec.reference.vdev import VDevParams
 
 from ..engine import reach
+from ..engine.results import CheckResult
 from ..errors import DeviceRefused, MissingSymbol, MockOnly, NeedsDeviceWorker
 from ..target import IN_SHARED_WORKER, Target
 
@@ -355,3 +356,18 @@ def watch_reach(target: Target) -> Target:
     t: Any = target
     t.vdev_init = vdev_init
     return target
+
+
+def device_gave_up(device: str, results: list[CheckResult]) -> str | None:
+    """Why a run that selected a real device (`--device webgpu`, or a device the target ships)
+    must not pass: every check whose examples asked for that device ended `unsupported` (the
+    device is missing, or refused every example). None when the device is the mock, when no
+    check asked for it, or when one of them was judged (passed or failed) on it. One line."""
+    if device in ("", "vdev"):
+        return None
+    asked = [r for r in results if r.reached_device]
+    if not asked or any(r.status != "unsupported" for r in asked):
+        return None
+    why = next((ln.strip() for r in asked for ln in str(r.detail).splitlines() if ln.strip()), "no reason given")
+    return (f"NO DEVICE: all {len(asked)} check(s) that asked for the {device} device ended unsupported, "
+            f"so nothing was judged on it ({why})")
