@@ -133,18 +133,7 @@ def page(data: dict[str, Any], docs_url: str | None = None) -> str:
     areas = sorted({c["id"].split("-")[0] for c in clauses})
     statuses = sorted(counts, key=_order)
 
-    failures = []
-    for v in verdicts:
-        if v.status not in FAILING:
-            continue
-        shown_id = _clause_cell(v.id, docs_url if v.id in known else None)
-        parts = [f'<h3 id="fail-{_e(v.id)}">{_e(v.status.upper())} {shown_id}: {_e(v.title)}</h3>']
-        for f in report.failures_of(v, results) or [report.Failure("", v.status, v.detail.splitlines(), [])]:
-            parts.append(f'<div class="failure"><h4>{_e(f.check)} ({_e(f.status)})</h4>'
-                         f'<pre class="difference">{_e(chr(10).join(f.difference))}</pre>'
-                         + (f'<p>reproducer:</p><pre class="reproducer">{_e(chr(10).join(f.reproducer))}</pre>'
-                            if f.reproducer else "") + "</div>")
-        failures.append("\n".join(parts))
+    failures = _failures(verdicts, results, known, docs_url)
     failures_html = "\n".join(failures) if failures else "<p>No clause failed.</p>"
 
     return f"""<!doctype html>
@@ -155,6 +144,8 @@ def page(data: dict[str, Any], docs_url: str | None = None) -> str:
 <h1>{_e(title)}</h1>
 <p>{badge} {_e(count_text)} — {len(clauses)} clauses</p>
 <dl class="meta">{meta_html}</dl>
+<h2 id="failures">Failures</h2>
+{failures_html}
 <h2>Clauses</h2>
 <div class="filters">
 <label>area <select id="area">{_options(areas)}</select></label>
@@ -167,11 +158,46 @@ def page(data: dict[str, Any], docs_url: str | None = None) -> str:
 <tbody>
 {chr(10).join(rows)}
 </tbody></table>
-<h2 id="failures">Failures</h2>
-{failures_html}
 <script>{_SCRIPT}</script>
 </body></html>
 """
+
+
+def _failures(verdicts: list[Any], results: list[Any], known: dict[str, Any], docs_url: str | None) -> list[str]:
+    """The failing clauses' sections: a group of checks that fail with one first difference
+    (reports/groups.py) under a heading naming the clause most likely at fault; each check's
+    difference once, under the first of its clauses, the others linking to it."""
+    from .groups import group_failures
+
+    failing = {v.id: v for v in verdicts if v.status in FAILING}
+    groups = [g for g in group_failures(results, set(failing)) if len(g.results) > 1]
+    order = [*(c for g in groups for c in g.clauses), *failing]
+    first: dict[tuple[str, str], str] = {}
+    out = []
+    for g in groups:
+        links = " ".join(f'<a href="#fail-{_e(c)}">{_e(c)}</a>' for c in g.clauses[1:])
+        out.append(f'<div class="group"><h3>{len(g.results)} failing checks, one first difference: {_e(g.difference)}</h3>'
+                   f'<p>most likely at fault: <a href="#fail-{_e(g.culprit)}">{_e(g.culprit)}</a> ({_e(g.why)}); '
+                   f'consequences: {links}</p></div>')
+    for cid in dict.fromkeys(order):
+        v = failing.get(cid)
+        if v is None:
+            continue
+        shown_id = _clause_cell(v.id, docs_url if v.id in known else None)
+        parts = [f'<h3 id="fail-{_e(v.id)}">{_e(v.status.upper())} {shown_id}: {_e(v.title)}</h3>']
+        for f in report.failures_of(v, results) or [report.Failure("", v.status, v.detail.splitlines(), [])]:
+            key = (f.check, "\n".join(f.difference))
+            if key in first:
+                parts.append(f'<p class="failure">{_e(f.check)} ({_e(f.status)}): the same difference as under '
+                             f'<a href="#fail-{_e(first[key])}">{_e(first[key])}</a></p>')
+                continue
+            first[key] = v.id
+            parts.append(f'<div class="failure"><h4>{_e(f.check)} ({_e(f.status)})</h4>'
+                         f'<pre class="difference">{_e(chr(10).join(f.difference))}</pre>'
+                         + (f'<p>reproducer:</p><pre class="reproducer">{_e(chr(10).join(f.reproducer))}</pre>'
+                            if f.reproducer else "") + "</div>")
+        out.append("\n".join(parts))
+    return out
 
 
 def _order(status: str) -> int:

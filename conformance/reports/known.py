@@ -33,7 +33,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -111,9 +111,11 @@ def _reason_table(path: Path, table: Any, where: str) -> dict[str, str]:
     return dict(table)
 
 
-def raw_entries(path: Path) -> list[dict[str, Any]]:
+def raw_entries(path: Path, names: Callable[[dict[str, Any], str], None] | None = None) -> list[dict[str, Any]]:
     """The file's [[known]] tables as written, each `reason` resolved to its text: a key of the
-    file's own `[reasons]` table or of the folder's shared `_reasons.toml`, else the text itself."""
+    file's own `[reasons]` table or of the folder's shared `_reasons.toml`, else the text itself.
+    `names(entry, where)` checks what an entry names before its reason is looked up (a misspelt
+    clause is reported as that, not as its one-word reason)."""
     data = _read(path)
     extra = set(data) - {"known", "reasons"}
     if extra:
@@ -133,6 +135,8 @@ def raw_entries(path: Path) -> list[dict[str, Any]]:
         where = f"known-failures file {path}, entry {i}"
         if not isinstance(e, dict):
             raise KnownFileError(f"{where}: not a table")
+        if names is not None:
+            names(e, where)
         reason = e.get("reason")
         if not isinstance(reason, str) or not reason.strip():
             raise KnownFileError(f"{where}: needs a reason (a non-empty string, or a key of [reasons])")
@@ -140,7 +144,8 @@ def raw_entries(path: Path) -> list[dict[str, Any]]:
             used.add(reason)
             reason = reasons[reason]
         elif _KEY.match(reason):
-            raise KnownFileError(f"{where}: no reason named {reason!r} (in [reasons] or {REASONS_FILE})")
+            raise KnownFileError(f"{where}: no reason named {reason!r} (in [reasons] or {REASONS_FILE}; a reason of "
+                                 "one word is read as the key of one: write a sentence)")
         out.append({**e, "reason": reason.strip()})
     unused = sorted(set(own) - used)
     if unused:
@@ -148,40 +153,44 @@ def raw_entries(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+def _named(e: dict[str, Any], where: str, checks: Mapping[str, object], areas: set[str]) -> None:
+    """What an entry names (one clause, check or area, known to the catalogue or the registry),
+    and its keys."""
+    bad = set(e) - _KEYS
+    if bad:
+        raise KnownFileError(f"{where}: unknown key(s) {', '.join(sorted(bad))}")
+    named = [k for k in ("clause", "check", "area") if k in e]
+    if len(named) != 1:
+        raise KnownFileError(f"{where}: needs exactly one of clause, check or area (has {len(named)})")
+    kind = named[0]
+    name = e[kind]
+    if not isinstance(name, str):
+        raise KnownFileError(f"{where}: {kind} must be a string")
+    if kind == "clause" and clause_id(name) is None:  # any case, as everywhere (names.py)
+        raise KnownFileError(f"{where}: {unknown_clause(name)}")
+    if kind == "area" and name not in areas:
+        raise KnownFileError(f"{where}: no area {name} (areas: {' '.join(sorted(areas))})")
+    if kind == "check" and name not in checks:
+        raise KnownFileError(f"{where}: no check {name}{did_you_mean(name, checks)}; see ggspec list --checks")
+
+
 def load(path: Path, checks: Mapping[str, object]) -> list[Known]:
     """Read and validate a known-failures file against the clause catalogue and the checks (by
     name: `checks` is the registry, engine.registry.CHECKS)."""
-    entries = raw_entries(path)
-    cat = catalogue()
-    areas = {c.area for c in cat.values()}
+    areas = {c.area for c in catalogue().values()}
+    entries = raw_entries(path, lambda e, where: _named(e, where, checks, areas))
     out = []
     for i, e in enumerate(entries, 1):
         where = f"known-failures file {path}, entry {i}"
-        bad = set(e) - _KEYS
-        if bad:
-            raise KnownFileError(f"{where}: unknown key(s) {', '.join(sorted(bad))}")
-        named = [k for k in ("clause", "check", "area") if k in e]
-        if len(named) != 1:
-            raise KnownFileError(f"{where}: needs exactly one of clause, check or area (has {len(named)})")
-        kind = named[0]
-        name = e[kind]
+        kind = next(k for k in ("clause", "check", "area") if k in e)
+        name = str(clause_id(e[kind])) if kind == "clause" else e[kind]
         reason = e["reason"]
         targets = e.get("targets", ["*"])
-        if not isinstance(name, str):
-            raise KnownFileError(f"{where}: {kind} must be a string")
         if not isinstance(targets, list) or not targets or not all(isinstance(t, str) for t in targets):
             raise KnownFileError(f"{where}: targets must be a non-empty list of strings (fnmatch patterns)")
         flaky = e.get("flaky", False)
         if not isinstance(flaky, bool):
             raise KnownFileError(f"{where}: flaky must be true or false")
-        if kind == "clause":  # any case, as everywhere (names.py)
-            if clause_id(name) is None:
-                raise KnownFileError(f"{where}: {unknown_clause(name)}")
-            name = str(clause_id(name))
-        if kind == "area" and name not in areas:
-            raise KnownFileError(f"{where}: no area {name} (areas: {' '.join(sorted(areas))})")
-        if kind == "check" and name not in checks:
-            raise KnownFileError(f"{where}: no check {name}{did_you_mean(name, checks)}; see ggspec list --checks")
         out.append(Known(kind, name, reason, tuple(targets), flaky))
     return out
 

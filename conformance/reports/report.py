@@ -137,30 +137,65 @@ def verdict_line(verdicts: list[ClauseVerdict], interrupted: str = "") -> str:
 
 def failure_lines(verdicts: list[ClauseVerdict], results: list[CheckResult], verbose: bool = False) -> list[str]:
     """Per failing clause: each failing check's difference (bounded unless `verbose`) and its
-    reproducer (always whole). A check failing several clauses is shown in full once."""
+    reproducer (always whole). A check failing several clauses is shown in full once.
+
+    Failing checks that share their first difference (reports/groups.py: the same assert, the
+    same repeated device calls, ...) are one defect seen many times: such a group is printed
+    once, first, naming the clause most likely at fault (its block follows) and the others as
+    consequences, whose blocks are left out unless `verbose` (the JSON report keeps them)."""
+    from .groups import group_failures
+
     failing = [v for v in verdicts if v.status in FAILING]
     if not failing:
         return []
-    out = [f"{len(failing)} failing clause(s):"]
+    by_id = {v.id: v for v in failing}
+    groups = [g for g in group_failures(results, set(by_id)) if len(g.results) > 1]
+    grouped = {(r.check, tuple(split_detail(r.detail)[0])) for g in groups for r in g.results}
+    head = f"{len(failing)} failing clause(s)"
+    if groups:
+        head += f", {len(groups)} group(s) of checks that fail with one first difference"
+    out = [head + ":"]
     shown: dict[tuple[str, str], str] = {}
+    printed: set[str] = set()
+    for g in groups:
+        culprit = by_id[g.culprit]
+        out += ["", f"GROUP: {len(g.results)} failing checks, {len(g.clauses)} clauses, one first difference: {g.difference}",
+                f"  most likely at fault: {g.culprit} ({culprit.title}): {g.why}",
+                f"  consequences: {' '.join(g.clauses[1:])}"
+                + ("" if verbose else " (their blocks: -v; every check's difference: --json)")]
+        _clause_block(out, culprit, failures_of(culprit, results), shown, verbose)
+        printed.add(g.culprit)
     for v in failing:
-        out.append("")
-        out.append(f"{v.status.upper()} {v.id}: {v.title}")
-        for f in failures_of(v, results):
-            key = (f.check, "\n".join(f.difference))
-            if key in shown:
-                out.append(f"  {f.check}: the same difference as under {shown[key]} above")
+        if v.id in printed:
+            continue
+        found = failures_of(v, results)
+        if not verbose:
+            found = [f for f in found if (f.check, tuple(f.difference)) not in grouped]
+            if not found and any(v.id in g.clauses for g in groups):
                 continue
-            shown[key] = v.id
-            diff = f.difference if verbose or len(f.difference) <= DETAIL_LINES else f.difference[:DETAIL_LINES]
-            out.extend("  " + line for line in diff)
-            if len(diff) < len(f.difference):
-                out.append(f"  ... {len(f.difference) - len(diff)} more lines (-v shows all; --json keeps them)")
-            if f.reproducer:
-                out.append("  reproducer:")
-                out.extend("    " + line for line in f.reproducer)
+        _clause_block(out, v, found, shown, verbose)
     out.append("")
     return out
+
+
+def _clause_block(out: list[str], v: ClauseVerdict, found: list[Failure], shown: dict[tuple[str, str], str],
+                  verbose: bool) -> None:
+    """One failing clause: its failures' differences (each check's once) and reproducers."""
+    out.append("")
+    out.append(f"{v.status.upper()} {v.id}: {v.title}")
+    for f in found:
+        key = (f.check, "\n".join(f.difference))
+        if key in shown:
+            out.append(f"  {f.check}: the same difference as under {shown[key]} above")
+            continue
+        shown[key] = v.id
+        diff = f.difference if verbose or len(f.difference) <= DETAIL_LINES else f.difference[:DETAIL_LINES]
+        out.extend("  " + line for line in diff)
+        if len(diff) < len(f.difference):
+            out.append(f"  ... {len(f.difference) - len(diff)} more lines (-v shows all; --json keeps them)")
+        if f.reproducer:
+            out.append("  reproducer:")
+            out.extend("    " + line for line in f.reproducer)
 
 
 # --- JSON ------------------------------------------------------------------------------------

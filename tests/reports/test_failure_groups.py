@@ -5,6 +5,12 @@ profile rc8, and from native's TDATA-3 assert."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
 from ggspec.conformance.engine.results import CheckResult
 from ggspec.conformance.reports.groups import first_difference, group_failures
 
@@ -81,3 +87,34 @@ def test_an_abort_names_the_clause_whose_assert_fired() -> None:
                              failed("sched.x", ("SCHED-24",), OTHER)])
     assert [(g.culprit, len(g.results)) for g in groups] == [("TDATA-3", 3), ("SCHED-24", 1)]
     assert "its own" in groups[0].why
+
+
+def test_port_b_under_profile_rc8_prints_one_group_naming_sched_17(rc8_or_skip: Any, tmp_path: Path) -> None:
+    """The real run: port B built from rc.8's sources, `ggspec check --profile rc8` on the
+    scheduler's checks prints one group, SCHED-17 named as the clause most likely at fault, its
+    block first; the consequences' blocks are left out."""
+    from rc8_ports import PORT_B, build_port
+
+    cpp, _ = rc8_or_skip.sources()
+    env = {**os.environ, "GGSPEC_CACHE": str(tmp_path / "cache")}  # the port's adapter module: a throwaway build
+    os.environ["GGSPEC_CACHE"], saved = env["GGSPEC_CACHE"], os.environ.get("GGSPEC_CACHE")
+    try:
+        target = build_port(PORT_B, cpp, tmp_path)
+    finally:
+        if saved is None:
+            del os.environ["GGSPEC_CACHE"]
+        else:
+            os.environ["GGSPEC_CACHE"] = saved
+    _, _, include, lib = target.split(":")
+    proc = subprocess.run([sys.executable, "-m", "ggspec.conformance", "check", "--target", "external", "--include",
+                           include, "--lib", lib, "--prefix", "wsp_ggml_", "--profile", "rc8", "--select", "SCHED",
+                           "--max-examples", "10", "--seed", "1", "--quiet", "--no-c-reproducers"],
+                          capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    start = next(i for i, ln in enumerate(lines) if "failing clause(s)" in ln)
+    blocks = [ln for ln in lines[start:] if ln.startswith(("GROUP:", "FAIL ", "CRASH ", "TIMEOUT "))]
+    assert [ln for ln in blocks if ln.startswith("GROUP:")] == blocks[:1], blocks
+    assert lines[lines.index(blocks[0]) + 1].startswith("  most likely at fault: SCHED-17 "), lines[start:start + 6]
+    assert blocks[1].startswith("FAIL SCHED-17:"), blocks
+    assert "SCHED-7" in lines[lines.index(blocks[0]) + 2]  # pass 1, a consequence
