@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from ggspec.conformance.engine.registry import CHECKS
 from ggspec.conformance.errors import KnownFileError
 from ggspec.conformance.reports.known import load
