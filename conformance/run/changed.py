@@ -105,7 +105,11 @@ def changed_files(rev: str, root: Path | None = None) -> list[str]:
         git("rev-parse", "--show-toplevel")
     except ChangedError:
         raise ChangedError(f"--changed: {root} is not in a git repository (use --select instead)") from None
-    git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    try:
+        git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    except ChangedError:  # --quiet: git says nothing, only its exit status
+        raise ChangedError(f"--changed {rev}: no commit, branch or tag {rev!r} in the repository at {root} "
+                           "(the revision to compare the working tree with: HEAD~1, origin/main, a commit)") from None
     names = git("diff", "--name-only", "--relative", rev, "--").splitlines()
     names += git("ls-files", "--others", "--exclude-standard").splitlines()
     return sorted({n for n in names if n})  # (both answer relative to root)
