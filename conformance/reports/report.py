@@ -99,13 +99,15 @@ def failures_of(v: ClauseVerdict, results: list[CheckResult]) -> list[Failure]:
 
 
 def table(verdicts: list[ClauseVerdict], cfg: RunConfig, results: list[CheckResult] | None = None,
-          verbose: bool = False, seconds: float | None = None) -> str:
+          verbose: bool = False, seconds: float | None = None, device: str | None = None) -> str:
     """The clause table, then each failing clause's differences and reproducers (the first
-    DETAIL_LINES lines of each difference unless `verbose`), then the counts and the time."""
+    DETAIL_LINES lines of each difference unless `verbose`), then the counts and the time.
+    `device`: the device the run gave the target beside the CPU (`--device`), named in the head."""
     width = max((len(v.title) for v in verdicts), default=10)
     rule = "-" * (42 + min(width, 60))
     lines = [
-        f"ggspec check — target {cfg.target}, profile {cfg.profile.value}, size {cfg.size}, seed {cfg.seed}",
+        f"ggspec check — target {cfg.target}, profile {cfg.profile.value}, size {cfg.size}, seed {cfg.seed}"
+        + (f", device {device}" if device else ""),
         f"{'clause':9s} {'kind':9s} {'status':11s} {'examples':>8s}  title",
         rule,
     ]
