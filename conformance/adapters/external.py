@@ -344,7 +344,7 @@ def _exported_by(lib_path: Path) -> Callable[[str], bool]:
 
 
 @contextlib.contextmanager
-def _output_to(path: Path) -> Iterator[None]:
+def output_to(path: Path) -> Iterator[None]:
     """Send this process's stdout and stderr (file descriptors 1 and 2) to `path` for a while."""
     sys.stdout.flush()
     sys.stderr.flush()
@@ -397,7 +397,7 @@ def _compile(include_dir: Path, lib_path: Path, prefix: str, spellings: Spelling
         extra_link_args=link_flags(lib_path),
     )
     log = outdir / "build.log"
-    with _output_to(log):  # compiler chatter (the target's own warnings) goes to the log
+    with output_to(log):  # compiler chatter (the target's own warnings) goes to the log
         try:
             path = Path(ffi.compile(tmpdir=str(outdir), verbose=True))
         except Exception as exc:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import html
 import json
+import os
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -204,6 +205,26 @@ reproducer.</p>
     path.write_text(page, encoding="utf-8")
 
 
+def _quietly(columns: list[Plan]) -> list[Column]:
+    """`--quiet`: the columns run with this process's stdout and stderr (the targets', inherited by
+    the workers: rc.8 prints each allocation it cannot make) in a log under $GGSPEC_CACHE/runs/;
+    one line says how much the targets printed, and where."""
+    import time
+
+    from ..adapters.external import cache_dir, output_to
+
+    log = cache_dir() / "runs" / f"compare-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with output_to(log):
+        done = run_columns(columns, progress=False)
+    printed = log.read_text(encoding="utf-8", errors="replace").splitlines()
+    if printed:
+        print(f"ggspec compare: --quiet: the targets printed {len(printed)} line(s), kept in {log}", file=sys.stderr)
+    else:
+        log.unlink()
+    return done
+
+
 def run_compare(args: argparse.Namespace) -> int:
     """The `compare` command after its options are checked (cli._compare): plan every column, fail
     early (exit 3, one line) on a target that cannot load, run the columns, print and write."""
@@ -222,7 +243,7 @@ def run_compare(args: argparse.Namespace) -> int:
           + (f", {len(first.names)} of {len(first.checks)} checks" if first.names is not None else ""),
           file=sys.stderr, flush=True)
     started = datetime.now(timezone.utc)
-    done = run_columns(columns, progress=not args.quiet)
+    done = run_columns(columns, progress=True) if not args.quiet else _quietly(columns)
     print(table(done, args.only_differences))
     if args.html:
         write_html(Path(args.html), done, first.cfg.seed, args.only_differences)
