@@ -144,15 +144,16 @@ def failure_lines(verdicts: list[ClauseVerdict], results: list[CheckResult], ver
     Failing checks that share their first difference (reports/groups.py: the same assert, the
     same repeated device calls, ...) are one defect seen many times: such a group is printed
     once, first, naming the clause most likely at fault (its block follows) and the others as
-    consequences, whose blocks are left out unless `verbose` (the JSON report keeps them)."""
-    from .groups import group_failures
+    consequences, whose blocks (and their differences an erratum explains, when they are the
+    same) are left out unless `verbose` (the JSON report keeps them)."""
+    from .groups import first_difference, group_failures
 
     failing = [v for v in verdicts if v.status in FAILING]
     if not failing:
         return []
     by_id = {v.id: v for v in failing}
     groups = [g for g in group_failures(results, set(by_id)) if len(g.results) > 1]
-    grouped = {(r.check, tuple(split_detail(r.detail)[0])) for g in groups for r in g.results}
+    differences = {g.difference for g in groups}
     head = f"{len(failing)} failing clause(s)"
     if groups:
         head += f", {len(groups)} group(s) of checks that fail with one first difference"
@@ -172,7 +173,7 @@ def failure_lines(verdicts: list[ClauseVerdict], results: list[CheckResult], ver
             continue
         found = failures_of(v, results)
         if not verbose:
-            found = [f for f in found if (f.check, tuple(f.difference)) not in grouped]
+            found = [f for f in found if first_difference("\n".join(f.difference)) not in differences]
             if not found and any(v.id in g.clauses for g in groups):
                 continue
         _clause_block(out, v, found, shown, verbose)
