@@ -8,12 +8,10 @@ import random
 import struct
 from dataclasses import replace
 
-from ggspec.reference.clauses import Profile
 from ggspec.reference.types import GGMLType, Op
 from hypothesis import strategies as st
 
 from ..engine.registry import NotObservable, Recorder, check, example, mock_reading
-from ..errors import DeviceRefused
 from ..inputs.strategies import (
     DEVICE_NAMES,
     Placement,
@@ -26,9 +24,7 @@ from ..inputs.strategies import (
     vdev_params_with,
 )
 from ..target import Handle, Target, VDevParams
-from ._device_cases import CASES
-from ._device_cases import build as build_case
-from ._graphs import place_nodes, raw
+from ._device_cases import CASES, truth_of
 from ._oracle import Oracle
 from ._setup import backend_for, fill, placed, run_profile
 
@@ -226,35 +222,9 @@ def supports_op_tells_the_truth(t: Target, rec: Recorder, seed: int) -> None:
     claims: no copy of any device's predicate decides (deterministic). Every example puts every
     case; three seeds of values are enough to vary them."""
     backend = t.vdev_init(VDevParams(name=DEVICE_NAMES[0]))
-    profile = run_profile(t)
-    oracle = Oracle(profile)
+    oracle = Oracle(run_profile(t))
     for case in CASES:
-        if case.fixed_only and profile != Profile.FIXED:
-            continue
-        scene, node = build_case(t, backend, case, seed)
-        claimed = bool(t.backend_supports_op(backend, node))
-        g = t.new_graph(8)
-        t.build_forward_expand(g, node)
-        buf = place_nodes(t, g, backend)
-        before = oracle.sources(t, node)
-        untouched = raw(t, node)
-        try:
-            computed = bool(t.backend_graph_compute(backend, g))
-        except DeviceRefused:
-            computed = False
-        t.backend_synchronize(backend)
-        if claimed and computed:
-            line = oracle.judge(t, node, before)
-            verdict = "truthful" if line.startswith(("within", "bytes as")) else f"claimed, computed wrong: {line}"
-        elif claimed:
-            verdict = "claimed, then refused by graph_compute"
-        elif computed:
-            verdict = "not claimed, yet graph_compute computed it"
-        else:
-            verdict = "truthful" if raw(t, node) == untouched else "refused, yet graph_compute wrote the node"
-        rec(f"{case.label}: supports_op and graph_compute", verdict)
-        t.buffer_free(buf)
-        t.buffer_free(scene.buf)
+        rec(f"{case.label}: supports_op and graph_compute", truth_of(t, backend, case, seed, oracle))
 
 
 # --- the plain device's paths, drawn on purpose (issue 30, class 7) ---------------------------------

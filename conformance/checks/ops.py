@@ -24,8 +24,17 @@ from hypothesis import strategies as st
 
 from ..engine.registry import Recorder, check, example
 from ..errors import DeviceRefused
-from ..inputs.strategies import Placement, TensorSpec, ViewSpec, ascii_names, placements, tensor_specs, view_specs
-from ..target import Handle, Target
+from ..inputs.strategies import (
+    DEVICE_NAMES,
+    Placement,
+    TensorSpec,
+    ViewSpec,
+    ascii_names,
+    placements,
+    tensor_specs,
+    view_specs,
+)
+from ..target import Handle, Target, VDevParams
 from ._graphs import Scene
 from ._setup import backend_for
 
@@ -697,6 +706,10 @@ def same_type_copy_rows(t: Target, rec: Recorder, case: tuple[int, Shape, Shape]
     _compute(t, rec, scene, [t.op("cpy", [src, dst], ())])
 
 
+@example(type_=int(GGMLType.Q4_0), blocks=2, rows=3, op="dup", flat=False,
+         where=Placement("vdev", VDevParams(name=DEVICE_NAMES[0])), seed=1)
+@example(type_=int(GGMLType.Q8_0), blocks=3, rows=2, op="cpy", flat=True,
+         where=Placement("vdev", VDevParams(name=DEVICE_NAMES[0])), seed=2)
 @check("CORE-53", type_=st.sampled_from(QUANT), blocks=st.integers(1, 3), rows=small, op=st.sampled_from(["dup", "cont", "cpy"]),
        flat=st.booleans(), where=placements, seed=seeds)
 def quantized_copies_copy_blocks(t: Target, rec: Recorder, type_: int, blocks: int, rows: int, op: str, flat: bool,
@@ -705,7 +718,9 @@ def quantized_copies_copy_blocks(t: Target, rec: Recorder, type_: int, blocks: i
     guard tensor after the destination, big enough to take rc.8's overflow inside the buffer,
     is recorded too. The destination of DUP and CONT is their node: it is placed here, in a
     buffer of its own with a guard after it, so that rc.8's overflow always lands in the guard
-    (in a buffer of the node's size it would corrupt the heap, and crash or not by chance)."""
+    (in a buffer of the node's size it would corrupt the heap, and crash or not by chance). The
+    deterministic examples copy on a plain device: the device the run selects (`--device
+    webgpu`: its block-copy kernel) under every seed."""
     ne = (32 * blocks, rows)
     size = type_size(GGMLType(type_)) * blocks * rows
     scene, (a, b, guard) = _scene(t, where, (type_, ne, payload(type_, ne, seed)), (type_, (_n(ne),) if flat else ne, b""),

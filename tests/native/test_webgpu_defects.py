@@ -3,7 +3,7 @@ tmp_path, fail the checks of their class under `--device webgpu` (issue 30): a w
 own node however inexact the nodes before it (class 8, sched.fixture_outputs), an operation
 claimed by supports_op and computed wrong or refused (class 10, BACK-15's check), the device paths
 a dev-size run used to draw rarely (class 7: MUL_MAT broadcast over dim 2, F16 ties on the
-device, get_async delivery order). The unpatched build passes the same checks at the same
+device, get_async delivery order, the block-copy kernel). The unpatched build passes the same checks at the same
 settings, and a device of another alignment is run, not left unsupported (class 9). Needs WebGPU
 (lavapipe); skipped without it, as tests/native/test_webgpu.py."""
 
@@ -37,6 +37,7 @@ CAUGHT = {
     "mul_mat_broadcast_dim2": ("backend.supports_op_tells_the_truth", "backend.device_paths_on_the_plain_device"),
     "f16_ties_away": ("backend.supports_op_tells_the_truth",),  # class 7
     "reads_delivered_reversed": ("backend.device_paths_on_the_plain_device",),  # class 7
+    "copy_blocks_short": ("ops.quantized_copies_copy_blocks",),  # class 7: the block-copy kernel
 }
 CHECKED = sorted({c for checks in CAUGHT.values() for c in checks})
 
