@@ -50,8 +50,11 @@ class Outcome:
     keys: dict[str, str] = field(default_factory=dict)
     #: where the verdicts this run did not compute came from: source -> check names
     reused: dict[str, list[str]] = field(default_factory=dict)
-    #: the run's exit code (exit_status)
+    #: the run's exit code (exit_status; 1 also when `gave_up`)
     status: int = 0
+    #: a device was selected (`--device webgpu`, ...) and every check that asked for it ended
+    #: unsupported: the one line why (adapters/webgpu_device.device_gave_up), else ""
+    gave_up: str = ""
 
     @property
     def failing(self) -> list[ClauseVerdict]:
@@ -117,6 +120,7 @@ def load_failure(plan: Plan) -> CheckResult | None:
 def execute(plan: Plan, progress: Note | None = None, note: Note = _quiet) -> Outcome:
     """Run the plan and judge it (the module's docstring)."""
     from ..adapters import prepare_target
+    from ..adapters.webgpu_device import device_gave_up
     from ..engine.runner import load_error, load_target, run_all, unloaded_results
     from ..engine.stream import write_all as write_stream
 
@@ -156,9 +160,12 @@ def execute(plan: Plan, progress: Note | None = None, note: Note = _quiet) -> Ou
 
         changes = baseline.compare(plan.baseline, found, {"target": cfg.target, "profile": cfg.profile.value,
                                                           "seed": cfg.seed})
+    status = exit_status(found, interrupted, why_not_loaded, changes, plan.options.strict)
+    gave_up = device_gave_up(plan.options.device, results) if status == 0 and not interrupted else None
+    if gave_up is not None:  # a real device selected, and nothing judged on it: not a pass
+        status = 1
     return Outcome(found, results, started, time.monotonic() - t0, interrupted, why_not_loaded, changes, took.keys,
-                   {k: v for k, v in took.sources.items() if v},
-                   exit_status(found, interrupted, why_not_loaded, changes, plan.options.strict))
+                   {k: v for k, v in took.sources.items() if v}, status, gave_up or "")
 
 
 def judge(plan: Plan, results: list[CheckResult]) -> list[ClauseVerdict]:
