@@ -197,6 +197,9 @@ class _Entered:
         if slot is None:
             return self.__wrapped__(*args)
         worker.calls = seq = (worker.calls + 1) & 0xFFFFFFFF
+        # a call made from inside another (a Python callback the C code calls back): the outer
+        # one is in progress again once this one returns, and a hang after it is the outer's
+        outer = bytes(slot[: _TEXT + struct.unpack_from("<H", slot, _LEN)[0]]) if slot[0] == _IN_CALL else None
         if worker.full_args:
             text = f"{self.name}({', '.join(map(_arg, args))})".encode(errors="replace")[: _SLOT_BYTES - _TEXT]
             struct.pack_into(f"<B3xIH{len(text)}s", slot, 0, _IN_CALL, seq, len(text), text)
@@ -206,7 +209,10 @@ class _Entered:
         try:
             return self.__wrapped__(*args)
         finally:
-            slot[0] = _RETURNED
+            if outer is None:
+                slot[0] = _RETURNED
+            else:
+                slot[: len(outer)] = outer
 
 
 #: the wrapper made for each C function, by name (a target asks for a function at every call)

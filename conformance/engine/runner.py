@@ -24,6 +24,7 @@ from ..errors import ErratumDifference, ExampleTimeout, MissingSymbol, RunInterr
 from ..errors import Terminated as _Terminated
 from . import after_ub, isolate, reach
 from .differential import EXAMPLE_FACTOR, GRACE, RunState, differential
+from .hangs import HUNG_WIDEN, HangWatch, ShortCalls
 from .plugins import PLUGINS, make_target
 from .registry import CHECKS, SIZE_REASONS, Check
 from .results import CheckResult, RunConfig, Status, merge, progress_line
@@ -159,9 +160,12 @@ def _vector(exc: BaseException, cfg: RunConfig) -> str:
 
 
 
-def _run_and_collect(chk: Check, cfg: RunConfig, fork_each: bool = False) -> CheckResult:
+def _run_and_collect(chk: Check, cfg: RunConfig, fork_each: bool = False, calls: float | None = None) -> CheckResult:
+    """In the check's worker: its verdict, with what its examples blamed on errata and saw after
+    undefined behaviour. `calls`: each API call's limit where it is not cfg.timeout (hangs.py)."""
     _preload(cfg)
-    state = RunState(example_timeout=cfg.timeout, fork_every_example=fork_each)
+    state = (RunState(example_timeout=cfg.timeout, fork_every_example=fork_each) if calls is None
+             else ShortCalls(example_timeout=calls, fork_every_example=fork_each, limit=EXAMPLE_FACTOR * cfg.timeout))
     try:
         result = run_check_here(chk, cfg, state)
     finally:
@@ -185,11 +189,14 @@ def _preload(cfg: RunConfig) -> None:
         close()
 
 
-def _in_worker(chk: Check, cfg: RunConfig, fork_each: bool, budget: float) -> isolate.Forked:
-    """The check in a forked worker, watched: no API call may take cfg.timeout (the worker's
-    own watchdog on a forked example fires first), no example EXAMPLE_FACTOR times that."""
-    return isolate.run_forked(lambda: _run_and_collect(chk, cfg, fork_each), timeout=EXAMPLE_FACTOR * cfg.timeout + GRACE,
-                              budget=max(budget, 1.0), reports=False, call_timeout=1.25 * cfg.timeout + 1)
+def _in_worker(chk: Check, cfg: RunConfig, fork_each: bool, budget: float, calls: float) -> isolate.Forked:
+    """The check in a forked worker, watched: no API call may take `calls` seconds (the
+    worker's own watchdog on a forked example fires first), no example EXAMPLE_FACTOR times
+    cfg.timeout."""
+    short = calls if calls != cfg.timeout else None
+    return isolate.run_forked(lambda: _run_and_collect(chk, cfg, fork_each, short),
+                              timeout=EXAMPLE_FACTOR * cfg.timeout + GRACE, budget=max(budget, 1.0), reports=False,
+                              call_timeout=1.25 * calls + min(calls, 1.0))
 
 
 def _tail(text: str, lines: int = 12) -> str:
@@ -197,14 +204,14 @@ def _tail(text: str, lines: int = 12) -> str:
     return "stderr:\n  " + "\n  ".join(got) if got else "stderr: (empty)"
 
 
-def _ended(chk: Check, cfg: RunConfig, forked: isolate.Forked, seconds: float) -> CheckResult:
+def _ended(chk: Check, cfg: RunConfig, forked: isolate.Forked, seconds: float, calls: float) -> CheckResult:
     """The verdict of a check whose worker did not return: `timeout` or `crash`, with the API
-    call it was in and its stderr."""
+    call it was in and its stderr (`calls`: the API calls' limit it ran with)."""
     done = re.match(r"example (\d+)", forked.beat)
     examples = int(done.group(1)) - 1 if done else 0
     if forked.status == "timeout":
         why = (f"the check's budget of {cfg.check_budget:g} s ran out" if forked.budget_spent
-               else f"{forked.beat or 'the worker'} hung for {cfg.timeout:g} s" if forked.call_stuck
+               else f"{forked.beat or 'the worker'} hung for {calls:g} s" if forked.call_stuck
                else f"{forked.beat or 'the worker'} did not finish within {EXAMPLE_FACTOR * cfg.timeout:g} s")
         where = forked.where() or "(in no API call: in the suite's own code)"
         return CheckResult(chk.name, chk.clauses, "timeout", examples, f"{why}, {where}\n{_tail(forked.stderr)}", seconds)
@@ -229,40 +236,48 @@ def _prepare(target: str) -> None:
             pass
 
 
-def run_check(chk: Check, cfg: RunConfig) -> CheckResult:
+def run_check(chk: Check, cfg: RunConfig, call_timeout: float | None = None) -> CheckResult:
     """Run one check in a forked worker; a crash or a hang of the target is this check's verdict.
 
-    No API call of the target may take `cfg.timeout` seconds, no example EXAMPLE_FACTOR
-    times that, and the check no more than
+    No API call of the target may take `cfg.timeout` seconds (`call_timeout` where given: a
+    target that has shown it hangs, hangs.py), no example EXAMPLE_FACTOR times cfg.timeout,
+    and the check no more than
     `cfg.check_budget`; a hang is the verdict `timeout`, naming the API call it is in. After a
     crash the check runs again with every example forked, so the crash is shrunk to an example
     with a reproducer (and blamed on an erratum where one explains it)."""
     start = time.monotonic()
+    calls = cfg.timeout if call_timeout is None else call_timeout
     _prepare(cfg.target)
-    forked = _in_worker(chk, cfg, False, cfg.check_budget)
+    forked = _in_worker(chk, cfg, False, cfg.check_budget, calls)
     if forked.status == "ok":
         result: CheckResult = forked.value
         return result
     if forked.status == "timeout":
-        return _ended(chk, cfg, forked, time.monotonic() - start)
-    again = _in_worker(chk, cfg, True, cfg.check_budget - (time.monotonic() - start))
+        return _ended(chk, cfg, forked, time.monotonic() - start, calls)
+    again = _in_worker(chk, cfg, True, cfg.check_budget - (time.monotonic() - start), calls)
     if again.status == "ok":
         result = again.value
         if result.status in ("pass", "fail"):  # it crashed in process: never a pass, never a mere fail
-            first = _ended(chk, cfg, forked, 0.0).detail
+            first = _ended(chk, cfg, forked, 0.0, calls).detail
             result.detail = result.detail or f"{first}\n(with every example forked, no example crashed again)"
             result.status = "crash"
         result.seconds = time.monotonic() - start
         return result
-    return _ended(chk, cfg, again if again.status == "timeout" else forked, time.monotonic() - start)
+    return _ended(chk, cfg, again if again.status == "timeout" else forked, time.monotonic() - start, calls)
 
 
-def run_check_kept(chk: Check, cfg: RunConfig) -> CheckResult:
+def run_check_kept(chk: Check, cfg: RunConfig, hangs: HangWatch | None = None) -> CheckResult:
     """`run_check`, where an error of the harness itself (not the target's: those are verdicts
     already) becomes this check's verdict, `crash` with the traceback, instead of ending the
-    run: the other checks' verdicts and the run's reports are kept."""
+    run: the other checks' verdicts and the run's reports are kept. With `hangs` (the run's),
+    a check that starts after the target has shown it hangs runs with the short limit on each
+    API call, and a timeout then says so."""
+    short = hangs.call_timeout() if hangs is not None else None
     try:
-        return run_check(chk, cfg)
+        res = run_check(chk, cfg) if short is None else run_check(chk, cfg, short)
+        if short is not None and hangs is not None and res.status == "timeout":
+            res.detail = f"{hangs.note()}\n{res.detail}"
+        return res
     except Exception as exc:  # noqa: BLE001 - reported as the check's verdict, traceback included
         tail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:]).rstrip()
         return CheckResult(chk.name, chk.clauses, "crash", 0,
@@ -361,13 +376,21 @@ def warm_up(cfg: RunConfig, selected: Iterable[Check] = ()) -> None:
         scan()
 
 
-def _in_threads(cfg: RunConfig, selected: list[Check], done: Callable[[CheckResult], None]) -> None:
-    """Run the checks `cfg.workers` at a time: each thread waits on the worker of one check
-    (the target runs only in the forked workers), so the verdicts are those of one process."""
+def _in_threads(cfg: RunConfig, selected: list[Check], done: Callable[[CheckResult], None], hangs: HangWatch) -> None:
+    """Run the checks `cfg.workers` at a time (HUNG_WIDEN times that once the target has shown
+    it hangs): each thread waits on the worker of one check (the target runs only in the forked
+    workers), so the verdicts are those of one process."""
     from concurrent.futures import ThreadPoolExecutor, as_completed
 
-    with ThreadPoolExecutor(max_workers=cfg.workers, thread_name_prefix="ggspec-check") as pool:
-        futures = [pool.submit(run_check_kept, chk, cfg) for chk in selected]
+    gate = threading.Semaphore(cfg.workers)
+    hangs.widen = lambda: gate.release(cfg.workers * (HUNG_WIDEN - 1))
+
+    def one(chk: Check) -> CheckResult:
+        with gate:
+            return run_check_kept(chk, cfg, hangs)
+
+    with ThreadPoolExecutor(max_workers=cfg.workers * HUNG_WIDEN, thread_name_prefix="ggspec-check") as pool:
+        futures = [pool.submit(one, chk) for chk in selected]
         try:
             for fut in as_completed(futures):
                 done(fut.result())
@@ -378,12 +401,15 @@ def _in_threads(cfg: RunConfig, selected: list[Check], done: Callable[[CheckResu
 
 
 def run_all(
-    cfg: RunConfig, names: Iterable[str] | None = None, progress: Callable[[str], None] | None = None
+    cfg: RunConfig, names: Iterable[str] | None = None, progress: Callable[[str], None] | None = None,
+    note: Callable[[str], None] | None = None,
 ) -> list[CheckResult]:
     """Run the checks, each in its own worker, `cfg.workers` at a time, after warming this
     process up (warm_up); stream each result to `cfg.stream` as it finishes. The results come
     in the order of the selection. SIGINT or SIGTERM kills the running workers and raises
-    RunInterrupted with the results so far and the signal."""
+    RunInterrupted with the results so far and the signal. After the target has hung in a few
+    checks, the rest run with a short limit on each API call (hangs.py): `note` gets
+    the line that says so, the stream its `hung` event."""
     from .stream import Stream
 
     load_checks()
@@ -392,12 +418,19 @@ def run_all(
     results: list[CheckResult] = []
     stream = Stream(Path(cfg.stream), cfg, [c.name for c in selected]) if cfg.stream else None
 
+    hangs = HangWatch(cfg.timeout)
+
     def done(res: CheckResult) -> None:
         results.append(res)
         if stream is not None:
             stream.result(res)
         if progress is not None:
             progress(progress_line(len(results), len(selected), res))
+        if hangs.saw(res):
+            if stream is not None:
+                stream.hung(hangs.after, hangs.short)
+            if note is not None:
+                note(hangs.line(len(selected) - len(results)))
 
     main_thread = threading.current_thread() is threading.main_thread()
     old_term = signal.signal(signal.SIGTERM, _raise_terminated) if main_thread else None
@@ -406,10 +439,10 @@ def run_all(
         if len(selected) > 1:
             warm_up(cfg, selected)
         if cfg.workers > 1 and len(selected) > 1:
-            _in_threads(cfg, selected, done)
+            _in_threads(cfg, selected, done, hangs)
         else:
             for chk in selected:
-                done(run_check_kept(chk, cfg))
+                done(run_check_kept(chk, cfg, hangs))
     except (KeyboardInterrupt, _Terminated) as exc:
         signum = signal.SIGINT if isinstance(exc, KeyboardInterrupt) else signal.SIGTERM
         if stream is not None:

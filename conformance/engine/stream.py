@@ -7,6 +7,9 @@ interrupted or killed keeps every result it reached.
 - `{"event": "start", "target", "profile", "size", "seed", "examples", "timeout", "checks": [...]}`
 - `{"event": "check", "name", "clauses", "status", ...}`, one per finished check: the one JSON
   encoding of a check result (results.CheckResult.to_json), as in the JSON report's `checks`;
+- `{"event": "hung", "after": [...], "call_timeout"}`, at most once: the target hung in the
+  checks `after`, and the checks that start from here limit each API call to
+  `call_timeout` seconds (engine/hangs.py);
 - `{"event": "end", "checks_done", "interrupted"}` (`interrupted`: "SIGINT", "SIGTERM" or "");
   a file without this line is the report of a run that was killed.
 
@@ -40,6 +43,9 @@ class Stream:
 
     def result(self, res: CheckResult) -> None:
         self._write({"event": "check", **res.to_json()})
+
+    def hung(self, after: tuple[str, ...], call_timeout: float) -> None:
+        self._write({"event": "hung", "after": list(after), "call_timeout": call_timeout})
 
     def end(self, results: list[CheckResult], interrupted: str) -> None:
         self._write({"event": "end", "checks_done": len(results), "interrupted": interrupted})
