@@ -141,7 +141,7 @@ def execute(plan: Plan, progress: Note | None = None, note: Note = _quiet) -> Ou
             write_stream(Path(cfg.stream), cfg, results)
     else:
         try:
-            results = run_all(cfg, to_run, progress=progress) if to_run else []
+            results = run_all(cfg, to_run, progress=progress, note=note) if to_run else []
         except RunInterrupted as exc:  # report what finished, marked interrupted
             results, interrupted = exc.results, signal.Signals(exc.signum).name
             note(f"{exc}; the report holds the checks that finished")
