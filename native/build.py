@@ -23,7 +23,7 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import cffi
@@ -255,11 +255,16 @@ def _builder(
     extra_cflags: Sequence[str],
     extra_ldflags: Sequence[str],
     root_relative: bool,
+    replaced: Mapping[str, str] | None = None,
 ) -> cffi.FFI:
     def path(p: str) -> str:
         return os.path.relpath(p, PROJECT_ROOT).replace(os.sep, "/") if root_relative else p
 
     write_wgsl_header()
+    replaced = replaced or {}
+    # a replaced source (a defect variant's patched copy) lives elsewhere: its quoted includes are
+    # found in native/src (-iquote: not <assert.h>, which native/src has one of its own)
+    quote = ["-iquote", path(SRC_DIR)] if replaced else []
     include_dirs = [path(INCLUDE_DIR)]
     macros = _define_macros(defines)
     wgpu = wgpu_include_dir()
@@ -271,11 +276,11 @@ def _builder(
     ffi.set_source(
         module_name,
         PREAMBLE,
-        sources=[path(os.path.join(SRC_DIR, s)) for s in SOURCES],
+        sources=[replaced.get(s) or path(os.path.join(SRC_DIR, s)) for s in SOURCES],
         include_dirs=include_dirs,
         define_macros=macros,
         libraries=["m", "pthread", "dl"],
-        extra_compile_args=[*DEFAULT_CFLAGS, *extra_cflags],
+        extra_compile_args=[*DEFAULT_CFLAGS, *quote, *extra_cflags],
         extra_link_args=list(extra_ldflags),
     )
     return ffi
@@ -286,9 +291,30 @@ def make_ffibuilder(
     defines: Sequence[str] = (),
     extra_cflags: Sequence[str] = (),
     extra_ldflags: Sequence[str] = (),
+    replaced: Mapping[str, str] | None = None,
 ) -> cffi.FFI:
-    """An FFI builder for the native module under `module_name` (absolute paths)."""
-    return _builder(module_name, defines, extra_cflags, extra_ldflags, root_relative=False)
+    """An FFI builder for the native module under `module_name` (absolute paths); `replaced`:
+    source file name -> the path of the file compiled instead (a defect variant's)."""
+    return _builder(module_name, defines, extra_cflags, extra_ldflags, root_relative=False, replaced=replaced)
+
+
+def defect_sources(defines: Sequence[str], out_dir: str) -> dict[str, str]:
+    """The sources a `GGSPEC_DEFECT_*` define replaces, patched into `out_dir`
+    (native/testing/defects.py, which a checkout has and a wheel does not); {} without one."""
+    if not any(d.startswith("GGSPEC_DEFECT_") for d in defines):
+        return {}
+    import importlib.util
+
+    where = os.path.join(HERE, "testing", "defects.py")
+    if not os.path.isfile(where):
+        raise ValueError("a defect variant is built from a checkout: native/testing/defects.py is not here")
+    spec = importlib.util.spec_from_file_location("_ggspec_native_defects", where)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    out: dict[str, str] = module.patched_sources(tuple(defines), out_dir)
+    return out
 
 
 def build_variant(
@@ -306,17 +332,21 @@ def build_variant(
     compiler command and preprocessed text were compiled before is reused from there, so variants
     that differ in one define recompile only the files that define reaches.
 
+    A `GGSPEC_DEFECT_*` define plants that defect (native/testing/defects.py): the source it
+    touches is compiled from a patched copy under `tmpdir`; native/src/ has no trace of it.
+
     Import it with ``sys.path`` holding `tmpdir`, or through ``native.load_lib`` with
     ``GGSPEC_NATIVE_MODULE=<tmpdir>:<module_name>``. The flags it was built with are recorded in
     ``<tmpdir>/<module_name>.build.json`` (see `variant_flags`): a C reproducer needs them.
     """
-    ffi = make_ffibuilder(module_name, defines, extra_cflags, extra_ldflags)
+    replaced = defect_sources(defines, os.path.join(tmpdir, f"{module_name}.defect-src"))
+    ffi = make_ffibuilder(module_name, defines, extra_cflags, extra_ldflags, replaced)
     path = compile_module(ffi, tmpdir, cache_dir if cache_dir is not None else os.environ.get(BUILD_CACHE_ENV) or None)
     import json
 
     with open(os.path.join(tmpdir, f"{module_name}.build.json"), "w", encoding="utf-8") as f:
         json.dump({"module": module_name, "defines": list(defines), "cflags": [*DEFAULT_CFLAGS, *extra_cflags],
-                   "ldflags": list(extra_ldflags)}, f, indent=1)
+                   "ldflags": list(extra_ldflags), "replaced": replaced}, f, indent=1)
     return path
 
 
@@ -463,7 +493,8 @@ def compile_module(ffi: cffi.FFI, tmpdir: str, cache_dir: str | None = None) -> 
 
 
 def variant_flags(tmpdir: str, module_name: str) -> dict[str, list[str]] | None:
-    """The defines, cflags and ldflags a variant was built with (`build_variant`), or None."""
+    """The defines, cflags and ldflags a variant was built with (`build_variant`), and the
+    patched sources it compiled instead of native/src's ("replaced": a defect variant's), or None."""
     import json
 
     try:
@@ -471,7 +502,9 @@ def variant_flags(tmpdir: str, module_name: str) -> dict[str, list[str]] | None:
             data = json.load(f)
     except (OSError, ValueError):
         return None
-    return {k: [str(x) for x in data.get(k, [])] for k in ("defines", "cflags", "ldflags")}
+    out = {k: [str(x) for x in data.get(k, [])] for k in ("defines", "cflags", "ldflags")}
+    out["replaced"] = [str(x) for x in (data.get("replaced") or {}).values()]
+    return out
 
 
 # what setup.py's cffi_modules builds: ggspec.native._native, paths relative to the project root

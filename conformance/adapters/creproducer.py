@@ -570,10 +570,20 @@ def build_command(target: CApiTarget, c_file: Path, exe: Path) -> list[str]:
     if build is not None:
         return ["gcc", "-std=c11", "-O0", "-g", *build.c_flags(), str(c_file), str(NATIVE_DIR / "src" / "vdev.c"),
                 "-o", str(exe), *build.link_flags(), "-lm"]
-    sources = sorted(str(s) for s in (NATIVE_DIR / "src").glob("*.c"))
+    replaced = _replaced_sources(target.name)  # a defect variant's patched copies (native/testing/defects.py)
+    sources = sorted(replaced.get(s.name, str(s)) for s in (NATIVE_DIR / "src").glob("*.c"))
     defines, cflags, ldflags = _variant_flags(target.name)
-    return ["gcc", "-std=c11", "-O0", "-g", *cflags, *defines, f"-I{NATIVE_DIR / 'include'}", str(c_file), *sources,
-            "-o", str(exe), "-lm", "-lpthread", *ldflags]
+    return ["gcc", "-std=c11", "-O0", "-g", *cflags, *defines, f"-I{NATIVE_DIR / 'include'}", "-iquote", str(NATIVE_DIR / "src"),
+            str(c_file), *sources, "-o", str(exe), "-lm", "-lpthread", *ldflags]
+
+
+def _replaced_sources(target_name: str) -> dict[str, str]:
+    """A native variant's sources compiled from patched copies: file name -> the copy's path."""
+    from ggspec.native.build import variant_flags
+
+    directory, _, module = parse(target_name).module.rpartition(":")
+    flags = variant_flags(directory, module) if directory else None
+    return {Path(p).name: p for p in (flags or {}).get("replaced", [])}
 
 
 def _variant_flags(target_name: str) -> tuple[list[str], list[str], list[str]]:

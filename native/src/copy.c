@@ -39,11 +39,7 @@ bool ggspec_backend_buffer_copy_tensor(const struct ggspec_tensor * src, struct 
 
 /* the host address tensor_copy writes from when src is in host memory */
 static const void * host_source(const struct ggspec_tensor * src) {
-#ifdef GGSPEC_DEFECT_COPY_VIEW_OFFSET
-    return src->view_src != NULL ? src->view_src->data : src->data;
-#else
     return src->data;
-#endif
 }
 
 void ggspec_backend_tensor_copy(struct ggspec_tensor * src, struct ggspec_tensor * dst) {

@@ -26,11 +26,7 @@
  *   - a graph without non-view nodes gets a first split with no backend, which compute skips
  *     (rc.8 keeps whatever backend the previous graph's first split had, or computes on NULL).
  *
- * Defect switches for the conformance suite's self-test (all off by default):
- *   GGSPEC_DEFECT_SCHED_PASS2       pass 2.1 does not skip the lowest-priority backend
- *   GGSPEC_DEFECT_SCHED_DEDUP       pass 4 lists a repeated input of a split again
- *   GGSPEC_DEFECT_SCHED_EVAL_BATCH  eval batching computes [j0, j1) instead of [j0, j1]: the
- *                                   wanted node (or a range's last node) is never computed
+ * The suite's self-tests plant defects here only in test variants (native/testing/defects.py).
  */
 #include "ggspec-alloc.h"
 #include "ggspec-backend-impl.h"
@@ -332,11 +328,7 @@ static void sched_expand(ggspec_backend_sched_t sched, struct ggspec_cgraph * gr
 
 /* SCHED-8 to SCHED-11: devices up, devices down, anything up, anything down */
 static void sched_pass2(ggspec_backend_sched_t sched, struct ggspec_cgraph * graph) {
-#ifdef GGSPEC_DEFECT_SCHED_PASS2
-    const bool skip_lowest_up = false; /* planted defect: 2.1 spreads the fallback too */
-#else
     const bool skip_lowest_up = true;
-#endif
     sched_expand(sched, graph, true,  skip_lowest_up, "2.1");
     sched_expand(sched, graph, false, true,           "2.2");
     sched_expand(sched, graph, true,  false,          "2.3");
@@ -380,13 +372,11 @@ static struct ggspec_tensor * sched_dup_tensor_layout(struct ggspec_context * ct
 
 /* SCHED-17, SCHED-18: add src to the split's inputs unless it is there already */
 static void sched_add_input(struct ggspec_backend_sched_split * split, struct ggspec_tensor * src) {
-#ifndef GGSPEC_DEFECT_SCHED_DEDUP
     for (int k = 0; k < split->n_inputs; k++) {
         if (split->inputs[k] == src) {
             return;
         }
     }
-#endif /* else a planted defect: every use is listed */
     const int n_inputs = split->n_inputs;
     GGSPEC_ASSERT(n_inputs < GGSPEC_MAX_SPLIT_INPUTS, "n_inputs < GGML_MAX_SPLIT_INPUTS");
     split->inputs[n_inputs] = src;
@@ -539,11 +529,7 @@ static bool sched_compute_watched(ggspec_backend_sched_t sched, ggspec_backend_t
             t = g->nodes[j1];
             need = cb(t, true, ud);
         }
-#ifdef GGSPEC_DEFECT_SCHED_EVAL_BATCH
-        struct ggspec_cgraph gv = ggspec_graph_view(g, j0, j1); /* planted off-by-one */
-#else
         struct ggspec_cgraph gv = ggspec_graph_view(g, j0, j1 + 1);
-#endif
         ggspec_backend_graph_compute(backend, &gv);
         if (need && !cb(t, false, ud)) {
             return false;

@@ -20,17 +20,13 @@ static ggspec_backend_buffer_t resolved_buffer(const struct ggspec_tensor * tens
 
 /* [offset, offset + size) lies inside the tensor, computed without the size_t wrap-around of
  * rc.8's `offset + size <= nbytes` (erratum TDATA-3/7/10/12: offset SIZE_MAX - 3 with size 8
- * passes there); the bounds defect variant lets one byte past the end through */
+ * passes there) */
 static bool range_in(size_t offset, size_t size, size_t n) {
     return offset <= n && size <= n - offset;
 }
 
 static bool write_in_bounds(const struct ggspec_tensor * tensor, size_t offset, size_t size) {
-#ifdef GGSPEC_DEFECT_BOUNDS
-    return range_in(offset, size, ggspec_nbytes(tensor) + 1);
-#else
     return range_in(offset, size, ggspec_nbytes(tensor));
-#endif
 }
 
 void ggspec_backend_tensor_set(struct ggspec_tensor * tensor, const void * data, size_t offset, size_t size) {

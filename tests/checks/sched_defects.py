@@ -1,5 +1,5 @@
-"""What tests/test_sched_defect_*.py share: native builds with one planted scheduler defect
-each (native/src/sched.c, `GGSPEC_DEFECT_SCHED_*`) must fail the clause the defect breaks, and
+"""What tests/checks/test_sched_defect_*.py share: native builds with one planted scheduler defect
+each (`GGSPEC_DEFECT_SCHED_*`, native/testing/defects.py) must fail the clause the defect breaks, and
 hypothesis must shrink the failing example to a graph of at most 6 nodes.
 
 - `GGSPEC_DEFECT_SCHED_PASS2`: pass 2.1 spreads the lowest-priority backend too: one of

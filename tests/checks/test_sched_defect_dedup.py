@@ -1,4 +1,5 @@
-"""`GGSPEC_DEFECT_SCHED_DEDUP` (native/src/sched.c): a split lists an input once per use; SCHED-17
+"""`GGSPEC_DEFECT_SCHED_DEDUP` (planted by
+native/testing/defects.py in a copy of native/src/sched.c): a split lists an input once per use; SCHED-17
 must fail, no scheduler clause outside
 tests/checks/sched_defects.py's DOWNSTREAM may, and the failing example shrinks to a small graph."""
 

@@ -1,4 +1,5 @@
-"""`GGSPEC_DEFECT_SCHED_EVAL_BATCH` (native/src/sched.c): with an eval callback, each range's last node
+"""`GGSPEC_DEFECT_SCHED_EVAL_BATCH` (planted by
+native/testing/defects.py in a copy of native/src/sched.c): with an eval callback, each range's last node
 is never computed; SCHED-24 must fail, no scheduler clause outside
 tests/checks/sched_defects.py's DOWNSTREAM may, and the failing example shrinks to a small graph."""
 

@@ -1,4 +1,5 @@
-"""`GGSPEC_DEFECT_SCHED_PASS2` (native/src/sched.c): pass 2.1 spreads the lowest-priority backend too;
+"""`GGSPEC_DEFECT_SCHED_PASS2` (planted by
+native/testing/defects.py in a copy of native/src/sched.c): pass 2.1 spreads the lowest-priority backend too;
 one of SCHED-8 to SCHED-11 must fail, no scheduler clause outside
 tests/checks/sched_defects.py's DOWNSTREAM may, and the failing example shrinks to a small graph."""
 
