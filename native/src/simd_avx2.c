@@ -10,6 +10,10 @@
  * runs down k. Panels are zero-padded, so edge tiles compute like inner ones: every element of
  * C is the F32 sum over its k-blocks (in order) of an FMA chain over the block (in order),
  * whatever the tiling and the thread split.
+ *
+ * The GEMM driver, the F32 sums of the quantized dot products and the element-wise kernels are
+ * written once, over a vector of W floats, in simd_x86.h, which this file and simd_avx512.c
+ * include with their own vector macros; what stays here is what only AVX2 does.
  */
 #include "simd.h"
 
@@ -31,9 +35,19 @@
 #define NC 1024
 #define KC GGSPEC_GEMM_KC
 
-static int64_t min64(int64_t a, int64_t b) {
-    return a < b ? a : b;
-}
+#define W               8
+#define VF              __m256
+#define VLOAD           _mm256_loadu_ps
+#define VSTORE          _mm256_storeu_ps
+#define VADD            _mm256_add_ps
+#define VMUL            _mm256_mul_ps
+#define VMAX            _mm256_max_ps
+#define VSET1           _mm256_set1_ps
+#define VHAS_NAN(v)     (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0)
+#define VSTORE_F16(p, v) _mm_storeu_si128((__m128i *)(p), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT))
+#define LOOP_START()    ((void)0)
+
+#include "simd_x86.h" /* the GEMM driver, the F32 sums, the element-wise kernels (shared with AVX-512) */
 
 /* row `r` of an F32 or F16 matrix as kc floats from column p0: a pointer into the row, or tmp */
 static const float * row_floats(const void * base, size_t stride, enum ggspec_type type, int64_t r,
@@ -123,56 +137,6 @@ static void micro_kernel(int64_t kc, const float * xp, const float * yp, float *
     }
 }
 
-static void gemm(const struct ggspec_gemm * g) {
-    if (g->m <= 0 || g->n <= 0) {
-        return;
-    }
-    if (g->k <= 0) {
-        for (int64_t j = 0; j < g->m; j++) {
-            memset((char *)g->c + (size_t)j * g->c_stride, 0, (size_t)g->n * sizeof(float));
-        }
-        return;
-    }
-    const int64_t kc_max = min64(g->k, KC);
-    const int64_t nc_max = (min64(g->n, NC) + NR - 1) / NR * NR;
-    const int64_t mc_max = (min64(g->m, MC) + MR - 1) / MR * MR;
-    const size_t  ybytes = (size_t)(kc_max * nc_max) * sizeof(float);
-    const size_t  xbytes = (size_t)(kc_max * mc_max) * sizeof(float);
-    const size_t  tbytes = (size_t)kc_max * sizeof(float);
-    float * ypack = aligned_alloc(64, (ybytes + xbytes + tbytes + 63) / 64 * 64);
-    GGSPEC_ASSERT(ypack != NULL, "out of memory for the matrix product's packed blocks");
-    float * xpack = ypack + kc_max * nc_max;
-    float * tmp   = xpack + kc_max * mc_max;
-
-    for (int64_t jc = 0; jc < g->n; jc += NC) {
-        const int64_t nc = min64(NC, g->n - jc);
-        for (int64_t pc = 0; pc < g->k; pc += KC) {
-            const int64_t kc = min64(KC, g->k - pc);
-            pack(g->y, g->y_stride, g->y_type, jc, nc, pc, kc, NR, ypack, tmp);
-            for (int64_t ic = 0; ic < g->m; ic += MC) {
-                const int64_t mc = min64(MC, g->m - ic);
-                pack(g->x, g->x_stride, g->x_type, ic, mc, pc, kc, MR, xpack, tmp);
-                for (int64_t jr = 0; jr < nc; jr += NR) {
-                    for (int64_t ir = 0; ir < mc; ir += MR) {
-                        float * c = (float *)((char *)g->c + (size_t)(ic + ir) * g->c_stride) + jc + jr;
-                        micro_kernel(kc, xpack + ir * kc, ypack + jr * kc, c, g->c_stride,
-                                     (int)min64(MR, mc - ir), (int)min64(NR, nc - jr), pc == 0);
-                    }
-                }
-            }
-        }
-    }
-    free(ypack);
-}
-
-/* horizontal sums in a fixed order */
-static float hsum_ps(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
-    return _mm_cvtss_f32(s);
-}
-
 static int hsum_epi32(__m256i v) {
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
     s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
@@ -201,14 +165,6 @@ static __m256i block_q8_0_q8_0(const struct block_q8_0 * x, const struct block_q
     return _mm256_add_epi32(lo, hi);
 }
 
-/* the fp16 scales of eight consecutive blocks `size` bytes apart, as eight 16-bit lanes */
-static __m128i scales8(const ggspec_fp16_t * d, size_t size) {
-    const char * p = (const char *)d;
-#define D(j) (*(const short *)(p + (j) * size))
-    return _mm_set_epi16(D(7), D(6), D(5), D(4), D(3), D(2), D(1), D(0));
-#undef D
-}
-
 /*
  * The quantized dot products: each block's integer sum s exact, then Σ s·(dx·dy) in F32 (dx·dy
  * is exact: two 11-bit significands), several blocks at a time in F32 lanes, then the lanes and
@@ -225,8 +181,7 @@ static float dot_q8_0_q8_0(int64_t n, const void * vx, const void * vy) {
                                       block_q8_0_q8_0(&x[b + 2], &y[b + 2]), block_q8_0_q8_0(&x[b + 3], &y[b + 3]),
                                       block_q8_0_q8_0(&x[b + 4], &y[b + 4]), block_q8_0_q8_0(&x[b + 5], &y[b + 5]),
                                       block_q8_0_q8_0(&x[b + 6], &y[b + 6]), block_q8_0_q8_0(&x[b + 7], &y[b + 7]));
-        const __m256 d = _mm256_mul_ps(_mm256_cvtph_ps(scales8(&x[b].d, sizeof(*x))),
-                                       _mm256_cvtph_ps(scales8(&y[b].d, sizeof(*y))));
+        const __m256 d = _mm256_mul_ps(scales8(&x[b].d, sizeof(*x)), scales8(&y[b].d, sizeof(*y)));
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s8), d, acc);
     }
     float tail = 0.0f;
@@ -263,19 +218,6 @@ static __m256i q4_partial(__m256i v, __m256i q, __m256i aq) {
 static __m128i sum_lanes4(__m256i v0, __m256i v1, __m256i v2, __m256i v3) {
     const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(v0, v1), _mm256_hadd_epi32(v2, v3));
     return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-}
-
-static __m128 scales4(const ggspec_fp16_t * d, size_t size) {
-    const char * p = (const char *)d;
-#define D(j) (*(const short *)(p + (j) * size))
-    return _mm_cvtph_ps(_mm_set_epi16(0, 0, 0, 0, D(3), D(2), D(1), D(0)));
-#undef D
-}
-
-static float hsum4_ps(__m128 s) {
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
-    return _mm_cvtss_f32(s);
 }
 
 /* one leftover block's term: its exact sum (of partial sums p) times dx·dy, added to tail */
@@ -401,45 +343,6 @@ static void quantize_row_q8_0(const float * x, void * vy, int64_t k) {
     }
 }
 
-/* F16C rounds to nearest even as ggspec_fp32_to_fp16 does; eight values holding a NaN go
-   through ggspec_fp32_to_fp16 (its one quiet NaN, where F16C would keep the payload) */
-static void fp32_to_fp16(const float * x, ggspec_fp16_t * y, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const __m256 v = _mm256_loadu_ps(x + i);
-        if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) != 0) {
-            for (int j = 0; j < 8; j++) {
-                y[i + j] = ggspec_fp32_to_fp16(x[i + j]);
-            }
-            continue;
-        }
-        _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
-    }
-    for (; i < n; i++) {
-        y[i] = ggspec_fp32_to_fp16(x[i]);
-    }
-}
-
-static void add_f32(int64_t n, const float * x, const float * y, float * z) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        _mm256_storeu_ps(z + i, _mm256_add_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
-    }
-    for (; i < n; i++) {
-        z[i] = x[i] + y[i];
-    }
-}
-
-static void mul_f32(int64_t n, const float * x, const float * y, float * z) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        _mm256_storeu_ps(z + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
-    }
-    for (; i < n; i++) {
-        z[i] = x[i] * y[i];
-    }
-}
-
 /* the F16C conversions round to nearest even, as ggspec_fp32_to_fp16 does; a NaN keeps its
    payload here, but every NaN entry of the tables holds the same quiet NaN */
 static void lookup_f16(const ggspec_fp16_t * table, int64_t n, const float * x, float * y) {
@@ -492,24 +395,6 @@ static double sum_sq_dev_f32(int64_t n, const float * x, float mean) {
         sum += (double)(v * v);
     }
     return sum;
-}
-
-static float max_f32(int64_t n, const float * x) {
-    __m256 m = _mm256_set1_ps(-__builtin_inff());
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        m = _mm256_max_ps(m, _mm256_loadu_ps(x + i));
-    }
-    float lanes[8];
-    _mm256_storeu_ps(lanes, m);
-    float max = -__builtin_inff();
-    for (int j = 0; j < 8; j++) {
-        max = max > lanes[j] ? max : lanes[j];
-    }
-    for (; i < n; i++) {
-        max = max > x[i] ? max : x[i];
-    }
-    return max;
 }
 
 #pragma GCC pop_options

@@ -16,6 +16,8 @@
  *     at a time;
  *   - the four-products Q4_0 kernel, the fp16 table lookups and NORM's sums are the AVX2
  *     forms themselves (the note above avx512_kernels says why).
+ * The GEMM driver, the F32 sums and the element-wise kernels are simd_x86.h's, written once
+ * for both widths; what stays here is what only AVX-512 does.
  */
 #include "simd.h"
 
@@ -48,9 +50,19 @@
     __asm__ volatile("" ::: "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", \
                      "xmm24", "xmm25", "xmm26", "xmm27", "xmm28", "xmm29", "xmm30", "xmm31")
 
-static int64_t min64(int64_t a, int64_t b) {
-    return a < b ? a : b;
-}
+#define W               16
+#define VF              __m512
+#define VLOAD           _mm512_loadu_ps
+#define VSTORE          _mm512_storeu_ps
+#define VADD            _mm512_add_ps
+#define VMUL            _mm512_mul_ps
+#define VMAX            _mm512_max_ps
+#define VSET1           _mm512_set1_ps
+#define VHAS_NAN(v)     (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) != 0)
+#define VSTORE_F16(p, v) _mm256_storeu_si256((__m256i *)(p), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT))
+#define LOOP_START()    LOW_REGISTERS_ONLY()
+
+#include "simd_x86.h" /* the GEMM driver, the F32 sums, the element-wise kernels (shared with AVX2) */
 
 /* r[c] := column c of the 16 x 16 matrix whose rows were r[0..15] */
 static void transpose16(__m512 r[16]) {
@@ -89,7 +101,8 @@ static __m512 load16(const char * row, enum ggspec_type type, int64_t p, __mmask
 /* rows r0 .. r0+rows-1, columns p0 .. p0+kc-1 of an F32 or F16 matrix into panels of `width`
    rows (14 or 32), zero-padded to whole panels: dst[panel][kk][w]; 16 x 16 transposes */
 static void pack(const void * base, size_t stride, enum ggspec_type type, int64_t r0, int64_t rows,
-                 int64_t p0, int64_t kc, int width, float * dst) {
+                 int64_t p0, int64_t kc, int width, float * dst, float * tmp) {
+    (void)tmp; /* the 16 x 16 transposes need no row buffer */
     const int64_t panels = (rows + width - 1) / width;
     const int groups = (width + 15) / 16;
     const __mmask16 lanes = (__mmask16)(width % 16 == 0 ? 0xffff : (1u << (width % 16)) - 1);
@@ -173,46 +186,6 @@ static void micro_kernel(int64_t kc, const float * xp, const float * yp, float *
     }
 }
 
-static void gemm(const struct ggspec_gemm * g) {
-    if (g->m <= 0 || g->n <= 0) {
-        return;
-    }
-    if (g->k <= 0) {
-        for (int64_t j = 0; j < g->m; j++) {
-            memset((char *)g->c + (size_t)j * g->c_stride, 0, (size_t)g->n * sizeof(float));
-        }
-        return;
-    }
-    const int64_t kc_max = min64(g->k, KC);
-    const int64_t nc_max = (min64(g->n, NC) + NR - 1) / NR * NR;
-    const int64_t mc_max = (min64(g->m, MC) + MR - 1) / MR * MR;
-    const size_t  ybytes = (size_t)(kc_max * nc_max) * sizeof(float);
-    const size_t  xbytes = (size_t)(kc_max * mc_max) * sizeof(float);
-    float * ypack = aligned_alloc(64, (ybytes + xbytes + 63) / 64 * 64);
-    GGSPEC_ASSERT(ypack != NULL, "out of memory for the matrix product's packed blocks");
-    float * xpack = ypack + kc_max * nc_max;
-
-    for (int64_t jc = 0; jc < g->n; jc += NC) {
-        const int64_t nc = min64(NC, g->n - jc);
-        for (int64_t pc = 0; pc < g->k; pc += KC) {
-            const int64_t kc = min64(KC, g->k - pc);
-            pack(g->y, g->y_stride, g->y_type, jc, nc, pc, kc, NR, ypack);
-            for (int64_t ic = 0; ic < g->m; ic += MC) {
-                const int64_t mc = min64(MC, g->m - ic);
-                pack(g->x, g->x_stride, g->x_type, ic, mc, pc, kc, MR, xpack);
-                for (int64_t jr = 0; jr < nc; jr += NR) {
-                    for (int64_t ir = 0; ir < mc; ir += MR) {
-                        float * c = (float *)((char *)g->c + (size_t)(ic + ir) * g->c_stride) + jc + jr;
-                        micro_kernel(kc, xpack + ir * kc, ypack + jr * kc, c, g->c_stride,
-                                     (int)min64(MR, mc - ir), (int)min64(NR, nc - jr), pc == 0);
-                    }
-                }
-            }
-        }
-    }
-    free(ypack);
-}
-
 /* --- the quantized dot products ------------------------------------------------------------- */
 
 /* the two Q8_0 blocks' codes at x and x + 1 in one register (block x in the low half) */
@@ -242,33 +215,6 @@ static __m256i sum_lanes8(const __m512i v[8]) {
     t = _mm512_add_epi32(t, _mm512_shuffle_epi32(t, 0x4e));
     const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
     return _mm512_castsi512_si256(_mm512_permutexvar_epi32(order, t));
-}
-
-/* horizontal sums in the AVX2 forms' order */
-static float hsum_ps(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
-    return _mm_cvtss_f32(s);
-}
-
-static float hsum4_ps(__m128 s) {
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
-    return _mm_cvtss_f32(s);
-}
-
-/* the fp16 scales of eight (four) consecutive blocks `size` bytes apart, as floats */
-static __m256 scales8(const ggspec_fp16_t * d, size_t size) {
-    const char * p = (const char *)d;
-#define D(j) (*(const short *)(p + (j) * size))
-    return _mm256_cvtph_ps(_mm_set_epi16(D(7), D(6), D(5), D(4), D(3), D(2), D(1), D(0)));
-}
-
-static __m128 scales4(const ggspec_fp16_t * d, size_t size) {
-    const char * p = (const char *)d;
-    return _mm_cvtph_ps(_mm_set_epi16(0, 0, 0, 0, D(3), D(2), D(1), D(0)));
-#undef D
 }
 
 /*
@@ -372,11 +318,6 @@ static float dot_q4_0_q8_0(int64_t n, const void * vx, const void * vy) {
 
 /* --- the element-wise kernels ------------------------------------------------------------------ */
 
-/* the first n (< 16) lanes */
-static __mmask16 first_lanes(int64_t n) {
-    return (__mmask16)((1u << n) - 1);
-}
-
 /* Q8_0 with the reference rounding, bit for bit, as the AVX2 form (its comment says how) */
 static void quantize_row_q8_0(const float * x, void * vy, int64_t k) {
     struct block_q8_0 * y = vy;
@@ -405,70 +346,6 @@ static void quantize_row_q8_0(const float * x, void * vy, int64_t k) {
             _mm_storeu_si128((__m128i *)(y[b].qs + 16 * j), _mm512_cvtepi32_epi8(q)); /* |q| <= 127 */
         }
     }
-}
-
-/* as the AVX2 form, 16 at a time: F16C's rounding, a NaN through ggspec_fp32_to_fp16 */
-static void fp32_to_fp16(const float * x, ggspec_fp16_t * y, int64_t n) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        LOW_REGISTERS_ONLY();
-        const __m512 v = _mm512_loadu_ps(x + i);
-        if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) != 0) {
-            for (int j = 0; j < 16; j++) {
-                y[i + j] = ggspec_fp32_to_fp16(x[i + j]);
-            }
-            continue;
-        }
-        _mm256_storeu_si256((__m256i *)(y + i), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
-    }
-    for (; i < n; i++) {
-        y[i] = ggspec_fp32_to_fp16(x[i]);
-    }
-}
-
-static void add_f32(int64_t n, const float * x, const float * y, float * z) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        LOW_REGISTERS_ONLY();
-        _mm512_storeu_ps(z + i, _mm512_add_ps(_mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
-    }
-    if (i < n) {
-        const __mmask16 m = first_lanes(n - i);
-        _mm512_mask_storeu_ps(z + i, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, y + i)));
-    }
-}
-
-static void mul_f32(int64_t n, const float * x, const float * y, float * z) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        LOW_REGISTERS_ONLY();
-        _mm512_storeu_ps(z + i, _mm512_mul_ps(_mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
-    }
-    if (i < n) {
-        const __mmask16 m = first_lanes(n - i);
-        _mm512_mask_storeu_ps(z + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), _mm512_maskz_loadu_ps(m, y + i)));
-    }
-}
-
-/* the maximum of non-NaN floats is the same value in any order */
-static float max_f32(int64_t n, const float * x) {
-    __m512 m = _mm512_set1_ps(-__builtin_inff());
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        LOW_REGISTERS_ONLY();
-        m = _mm512_max_ps(m, _mm512_loadu_ps(x + i));
-    }
-    float lanes[16];
-    _mm512_storeu_ps(lanes, m);
-    float max = -__builtin_inff();
-    for (int j = 0; j < 16; j++) {
-        max = max > lanes[j] ? max : lanes[j];
-    }
-    for (; i < n; i++) {
-        LOW_REGISTERS_ONLY();
-        max = max > x[i] ? max : x[i];
-    }
-    return max;
 }
 
 #pragma GCC pop_options
