@@ -37,6 +37,8 @@ Array = npt.NDArray[Any]
 
 #: ops whose result is bytes moved, not computed (compared as bytes while their inputs are exact)
 DATA_MOVEMENT = frozenset({Op.NONE, Op.VIEW, Op.RESHAPE, Op.PERMUTE, Op.TRANSPOSE, Op.DUP, Op.CPY, Op.CONT})
+#: ops whose result is within a bound, not bit-exact (spec/core.md, Tolerances)
+INEXACT_OPS = frozenset({Op.MUL_MAT, Op.NORM, Op.SOFT_MAX, Op.UNARY})
 #: ops that write nothing (CORE-48)
 NO_COMPUTE = frozenset({Op.NONE, Op.VIEW, Op.RESHAPE, Op.PERMUTE, Op.TRANSPOSE})
 VALUE_TYPES = (GGMLType.F32, GGMLType.F16, GGMLType.Q4_0, GGMLType.Q8_0)
@@ -191,6 +193,35 @@ class GraphRecorder:
         values = decode(info, raw(self.t, x)) if _decodable(info) else None
         return _Seen(info, values, self._root_err(x))
 
+    def _chained(self, nodes: list[Handle]) -> list[Handle]:
+        """The computing nodes with a source computed inexactly (a MUL_MAT, NORM, SOFT_MAX or
+        unary node, or anything computed from one) that no later node writes over, nor their
+        sources (an in-place node, or a CPY, writes its root)."""
+        t = self.t
+        inexact: list[Handle] = []  # roots holding inexactly computed values
+
+        def is_inexact(x: Handle) -> bool:
+            r = self._root(x)
+            return any(r == h for h in inexact)
+
+        writers = [(i, self._root(m)) for i, m in enumerate(nodes)
+                   if Op(t.tensor_info(m).op) not in NO_COMPUTE and t.tensor_view_src(m) is not None]
+        out = []
+        for i, n in enumerate(nodes):
+            op = Op(t.tensor_info(n).op)
+            if op in NO_COMPUTE:
+                continue
+            srcs = [x for x in (t.tensor_src(n, 0), t.tensor_src(n, 1)) if x is not None]
+            from_inexact = any(is_inexact(x) for x in srcs)
+            if from_inexact:
+                mine = [self._root(n), *(self._root(x) for x in srcs)]
+                later = [w for j, w in writers if j > i]
+                if (op == Op.CPY or t.tensor_view_src(n) is None) and not any(r == w for r in mine for w in later):
+                    out.append(n)
+            if from_inexact or op in INEXACT_OPS:
+                inexact.append(self._root(n))
+        return out
+
     # one node ------------------------------------------------------------------------------
 
     def observe(self, node: Handle) -> Approx | None:
@@ -293,9 +324,19 @@ class GraphRecorder:
         return Approx(v, atol, what=what)
 
     def record(self, rec: Recorder, nodes: list[Handle], prefix: str = "") -> None:
-        """Record every node: layout, then bytes or Approx (see the module doc)."""
+        """Record every node: layout, then bytes or Approx (see the module doc). A node whose
+        sources were computed inexactly (its Approx has compounded their bounds, which a wrong
+        kernel need not exceed) is also judged from its own inputs (checks/_oracle.py), where
+        no later node has written over it or its sources."""
         t = self.t
+        chained = self._chained(nodes)
         approxes = [self.observe(n) for n in nodes]
+        if chained:
+            from ._oracle import Oracle
+
+            oracle = Oracle()
+            for n in chained:
+                rec(f"{prefix}{t.tensor_name(n)}: from its inputs", oracle.judge(t, n))
         for n, approx in zip(nodes, approxes, strict=True):
             info = t.tensor_info(n)
             rec(f"{prefix}{info.name}: layout", layout(info))

@@ -67,7 +67,11 @@ def test_random_graphs_are_valid_on_the_reference(spec: GraphSpec, profile: Prof
     t = make_target("reference", profile)
     rec = Recorder()
     record_graph(t, rec, run_spec(t, spec, t.cpu_init()))
-    assert len(rec.items) == 2 * len(spec.nodes)  # a layout and a value per node
+    # a layout and a value per node, and a judgement from its own inputs of a node downstream of
+    # an inexact one (checks/_graphs.py, GraphRecorder.record)
+    assert len([k for k, _ in rec.items if not k.endswith(": from its inputs")]) == 2 * len(spec.nodes)
+    assert all(str(v).startswith(("within", "bytes as", "not recomputed")) for k, v in rec.items
+               if k.endswith(": from its inputs"))
 
 
 @pytest.mark.parametrize("op", ["mul_mat", "permute", "soft_max_ext", "get_rows", "cpy"])

@@ -85,3 +85,27 @@ def test_the_outputs_chained_bound_lets_a_wrong_value_through_and_the_node_does_
     _, seen = _each_node(t, "decoder")
     ((_, line, spoiled, _),) = [x for x in seen if x[0] == "out"]
     assert line.startswith("within") and spoiled.startswith("off"), (line, spoiled)
+
+
+def test_a_graph_record_judges_each_node_with_inexact_sources_from_them() -> None:
+    """checks/_graphs.py's GraphRecorder.record (every CORE graph check): a node downstream of an
+    inexact one gets a judgement from its own inputs besides its compounded Approx; spoiling the
+    decoder's last MUL_MAT by 1e-2 of one element's magnitude stays inside the compounded bound
+    and fails the judgement."""
+    from ggspec.conformance.checks._graphs import GraphRecorder, run_spec
+
+    t = make_target("native")
+    ran = run_spec(t, FIXTURES["decoder"](2), t.cpu_init())
+
+    def recorded() -> dict[str, object]:
+        out: dict[str, object] = {}
+        GraphRecorder(t).record(lambda k, v: out.__setitem__(k, v), ran.nodes)
+        return out
+
+    good = recorded()
+    assert str(good["mlp1: from its inputs"]).startswith("within")
+    (mlp1,) = [n for n in ran.nodes if t.tensor_name(n) == "mlp1"]
+    _spoiled(t, mlp1)
+    bad = recorded()
+    assert str(bad["mlp1: from its inputs"]).startswith("off")
+    assert bad["mlp1: values"] == good["mlp1: values"]  # the compounded bound lets it through
