@@ -113,14 +113,7 @@ static void micro_kernel(int64_t kc, const float * xp, const float * yp, float *
     const __m256 acc[MR][2] = { { c00, c01 }, { c10, c11 }, { c20, c21 }, { c30, c31 }, { c40, c41 }, { c50, c51 } };
     if (mr == MR && nr == NR) {
         for (int r = 0; r < MR; r++) {
-            float * out = (float *)((char *)c + (size_t)r * c_stride);
-            if (first) {
-                _mm256_storeu_ps(out, acc[r][0]);
-                _mm256_storeu_ps(out + 8, acc[r][1]);
-            } else {
-                _mm256_storeu_ps(out, _mm256_add_ps(_mm256_loadu_ps(out), acc[r][0]));
-                _mm256_storeu_ps(out + 8, _mm256_add_ps(_mm256_loadu_ps(out + 8), acc[r][1]));
-            }
+            store_row((float *)((char *)c + (size_t)r * c_stride), acc[r][0], acc[r][1], first);
         }
         return;
     }

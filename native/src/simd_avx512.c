@@ -156,14 +156,7 @@ static void micro_kernel(int64_t kc, const float * xp, const float * yp, float *
     if (mr == MR && nr == NR) {
 #pragma GCC unroll 14
         for (int r = 0; r < MR; r++) {
-            float * out = (float *)((char *)c + (size_t)r * c_stride);
-            if (first) {
-                _mm512_storeu_ps(out, acc[r][0]);
-                _mm512_storeu_ps(out + 16, acc[r][1]);
-            } else {
-                _mm512_storeu_ps(out, _mm512_add_ps(_mm512_loadu_ps(out), acc[r][0]));
-                _mm512_storeu_ps(out + 16, _mm512_add_ps(_mm512_loadu_ps(out + 16), acc[r][1]));
-            }
+            store_row((float *)((char *)c + (size_t)r * c_stride), acc[r][0], acc[r][1], first);
         }
         return;
     }

@@ -31,6 +31,17 @@ static void pack(const void * base, size_t stride, enum ggspec_type type, int64_
 static void micro_kernel(int64_t kc, const float * xp, const float * yp, float * c, size_t c_stride,
                          int mr, int nr, int first);
 
+/* a whole row of a tile, two vectors: stored (the first k-block) or added to what is there */
+static inline void store_row(float * out, VF a0, VF a1, int first) {
+    if (first) {
+        VSTORE(out, a0);
+        VSTORE(out + W, a1);
+    } else {
+        VSTORE(out, VADD(VLOAD(out), a0));
+        VSTORE(out + W, VADD(VLOAD(out + W), a1));
+    }
+}
+
 static void gemm(const struct ggspec_gemm * g) {
     if (g->m <= 0 || g->n <= 0) {
         return;
