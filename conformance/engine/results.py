@@ -28,17 +28,19 @@ DEFAULT_CHECK_BUDGET = 300.0
 #: - pass, fail, crash: the target agreed with the reference / differed / died;
 #: - timeout: an API call (or an example) of the target hung past the run's --timeout;
 #: - unsupported: the target lacks a function or hook the check needs (not a failure);
+#: - skipped: a check of the clause runs only at a larger --size (registry.only_at): not run at
+#:   this size, not judged (SCHED-40's, at thorough);
 #: - uncovered: no check covers the clause;
 #: - xfail / xpass: a known failure (conformance/known/) that failed / passed;
 #: - interrupted: the run was stopped (SIGINT, SIGTERM) before the check finished;
 #: - not run: a check of the clause was meant to run, but the run stopped before it did;
 #: - partial: only some of the clause's checks were selected: not judged (a failure found stays one);
 #: - not selected: none of its checks was selected (`verdicts` marks it, the reports leave it out).
-Status = Literal["pass", "fail", "crash", "timeout", "unsupported", "uncovered", "xfail", "xpass", "interrupted",
-                 "not run", "partial", "not selected"]
+Status = Literal["pass", "fail", "crash", "timeout", "unsupported", "skipped", "uncovered", "xfail", "xpass",
+                 "interrupted", "not run", "partial", "not selected"]
 ALL_STATUSES: tuple[Status, ...] = get_args(Status)
 #: the statuses the JSON summary always counts, in this order (others are counted when they occur)
-STATUSES: tuple[Status, ...] = ("pass", "fail", "crash", "unsupported", "uncovered", "xfail", "xpass")
+STATUSES: tuple[Status, ...] = ("pass", "fail", "crash", "unsupported", "skipped", "uncovered", "xfail", "xpass")
 #: the statuses that fail a run (the gate, the summary's verdict, JUnit failures, a baseline's regressions)
 FAILING: tuple[Status, ...] = ("fail", "crash", "timeout")
 
@@ -134,7 +136,7 @@ class ClauseVerdict:
 
 
 #: the order in which a clause's checks decide its verdict: the first status any of them has
-_PRECEDENCE: tuple[Status, ...] = ("crash", "timeout", "fail", "unsupported", "pass")
+_PRECEDENCE: tuple[Status, ...] = ("crash", "timeout", "fail", "unsupported", "skipped", "pass")
 #: what `verdicts` gives a clause none of whose checks was selected: the reports leave it out
 NOT_SELECTED: Status = "not selected"
 

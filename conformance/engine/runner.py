@@ -114,7 +114,7 @@ def _verdict(chk: Check, cfg: RunConfig, state: RunState) -> CheckResult:
     counter = [0]
     start = time.monotonic()
     if chk.sizes is not None and cfg.size not in chk.sizes:  # registry.only_at: not run, and said so
-        return CheckResult(chk.name, chk.clauses, "unsupported", 0,
+        return CheckResult(chk.name, chk.clauses, "skipped", 0,
                            f"runs only at --size {' or '.join(chk.sizes)}: {SIZE_REASONS.get(chk.name, '')}".rstrip(": "))
     try:
         if chk.machine is not None:

@@ -23,10 +23,10 @@ from . import report
 COLOUR: dict[str, str] = {"pass": "#d8f5d0", "fail": "#f9d0c4", "crash": "#f3a59a", "timeout": "#f3a59a",
                              "uncovered": "#eeeeee", "unsupported": "#e4e9f7", "xfail": "#fbeec2", "xpass": "#f7d98b",
                              "interrupted": "#f3a59a", "not run": "#eeeeee", "partial": "#fbeec2",
-                             "not selected": "#eeeeee"}
+                             "skipped": "#eeeeee", "not selected": "#eeeeee"}
 #: the order of the clauses on the page: failures first
 ORDER: tuple[str, ...] = ("fail", "crash", "timeout", "interrupted", "xpass", "unsupported", "xfail", "partial",
-                             "uncovered", "not run", "not selected", "pass")
+                             "skipped", "uncovered", "not run", "not selected", "pass")
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:1.5em;color:#222}

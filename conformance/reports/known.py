@@ -217,7 +217,7 @@ def apply(verdicts: list[ClauseVerdict], known: list[Known], target: str) -> lis
     mine = [k for k in known if k.for_target(target)]
     out = list(verdicts)
     for k in mine:
-        hit = [i for i, v in enumerate(out) if k.applies(v) and v.status not in ("uncovered", "unsupported")]
+        hit = [i for i, v in enumerate(out) if k.applies(v) and v.status not in ("uncovered", "unsupported", "skipped")]
         failing = [i for i in hit if out[i].status in _BECOMES_XFAIL and (out[i].status == "xfail" or explained(out[i], mine))]
         for i in failing:
             v = out[i]

@@ -29,7 +29,7 @@ from . import report
 
 #: how a clause's statuses in several shards combine: the first one present wins
 PRECEDENCE: tuple[Status, ...] = ("crash", "timeout", "fail", "interrupted", "xfail", "unsupported", "xpass", "partial",
-                                  "pass", "not run", "uncovered", "not selected")
+                                  "skipped", "pass", "not run", "uncovered", "not selected")
 _SHARD = re.compile(r"^(\d+)/(\d+)$")
 
 

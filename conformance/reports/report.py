@@ -87,7 +87,7 @@ def failures_of(v: ClauseVerdict, results: list[CheckResult]) -> list[Failure]:
     it as an erratum (see results.CheckResult.errata)."""
     out = []
     for r in results:
-        if v.id in r.clauses and r.status not in ("pass", "unsupported"):
+        if v.id in r.clauses and r.status not in ("pass", "unsupported", "skipped"):
             out.append(Failure(r.check, r.status, *split_detail(r.detail)))
         if v.id in r.errata:
             status, detail = r.errata[v.id]
@@ -336,7 +336,8 @@ def write_junit(path: Path, verdicts: list[ClauseVerdict], cfg: RunConfig, resul
         tests=str(len(verdicts)),
         failures=str(len(failing)),
         errors="1" if interrupted else "0",
-        skipped=str(sum(v.status in ("uncovered", "unsupported", "xfail", "not run", "partial") for v in verdicts)),
+        skipped=str(sum(v.status in ("uncovered", "unsupported", "skipped", "xfail", "not run", "partial")
+                        for v in verdicts)),
         time=f"{total:.3f}",
     )
     for v in verdicts:
@@ -348,7 +349,7 @@ def write_junit(path: Path, verdicts: list[ClauseVerdict], cfg: RunConfig, resul
             ET.SubElement(case, "failure", message=first[:500], type=v.status).text = failure_text(v, results)
         elif v.status == "uncovered":
             ET.SubElement(case, "skipped", message="no check covers this clause")
-        elif v.status in ("unsupported", "xfail", "not run", "partial"):
+        elif v.status in ("unsupported", "skipped", "xfail", "not run", "partial"):
             ET.SubElement(case, "skipped", message=f"{v.status}: {v.detail[:500]}")
     if interrupted:  # never a green suite: the run did not finish
         case = ET.SubElement(suite, "testcase", classname="ggspec.run", name="the run", time=f"{total:.3f}")

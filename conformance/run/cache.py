@@ -15,8 +15,8 @@ another only when none of the check's examples asked for a plain virtual device,
 `--device` replaces (engine/reach.py): such a verdict is the same on every device.
 
 Only a run with a fixed seed (`--seed N` or `--derandomize`) uses the cache: without one each run
-draws new examples, and a stored verdict would not be the verdict of this run. Only pass, fail and
-unsupported verdicts are stored (a crash or a timeout is run again). The cache lives in
+draws new examples, and a stored verdict would not be the verdict of this run. Only pass, fail,
+unsupported and skipped verdicts are stored (a crash or a timeout is run again). The cache lives in
 `cache_dir()/verdicts` (GGSPEC_CACHE, else ~/.cache/ggspec), never in the repository; `--no-cache`
 turns it off, and so do CI=true (CI runs every check) and GGSPEC_VERDICT_CACHE=off (the test suite
 sets it: its runs neither read nor write the user's cache).
@@ -37,7 +37,7 @@ from ..engine.results import CheckResult, RunConfig
 from ..target import DEVICES
 
 ROOT = Path(__file__).resolve().parents[2]
-STORED = ("pass", "fail", "unsupported")
+STORED = ("pass", "fail", "unsupported", "skipped")
 _ENV = ("GGSPEC_NATIVE_PORTABLE", "GGSPEC_NATIVE_MODULE", "GGSPEC_NATIVE_ISA", "GGSPEC_NATIVE_KERNELS")
 
 

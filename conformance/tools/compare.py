@@ -36,7 +36,7 @@ from ..target_names import parse
 
 _MARK: dict[str, str] = {"pass": "pass", "fail": "FAIL", "crash": "CRASH", "uncovered": "-", "unsupported": "unsup",
                             "xfail": "xfail", "xpass": "XPASS", "timeout": "TIME", "interrupted": "INTR", "not run": "-",
-                            "partial": "part", "not selected": "-"}
+                            "partial": "part", "skipped": "skip", "not selected": "-"}
 
 
 @dataclass

@@ -174,8 +174,8 @@ class CheckItem(pytest.Item):
             raise CheckFailed("\n".join([head, *lines]).strip())
         if any(v.status == "xfail" for v in found):
             pytest.xfail("; ".join(f"{v.id}: {v.detail}" for v in found if v.status == "xfail"))
-        if result.status == "unsupported":
-            pytest.skip(f"unsupported: {result.detail.splitlines()[0] if result.detail else ''}")
+        if result.status in ("unsupported", "skipped"):
+            pytest.skip(f"{result.status}: {result.detail.splitlines()[0] if result.detail else ''}")
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, CheckFailed):

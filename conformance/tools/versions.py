@@ -90,7 +90,7 @@ docs/data/versions-compare.json`, one column at a time.
 #: a status in the version table's cells
 MARK: dict[str, str] = {"pass": "pass", "fail": "**FAIL**", "crash": "**CRASH**", "unsupported": "unsup", "uncovered": "-",
                            "timeout": "**TIME**", "xfail": "xfail", "xpass": "xpass", "interrupted": "**INTR**",
-                           "not run": "-", "partial": "part", "not selected": "-"}
+                           "not run": "-", "partial": "part", "skipped": "skip", "not selected": "-"}
 
 
 def _mark(status: str) -> str:
