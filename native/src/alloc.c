@@ -37,6 +37,7 @@
 #define MAX_FREE_BLOCKS 256
 
 /* offset rounded up so that (char *)buffer + result is a multiple of alignment (a power of 2) */
+/* enforces ALLOC-1 */
 static size_t aligned_offset(const void * buffer, size_t offset, size_t alignment) {
     const size_t mis = ((uintptr_t)buffer + offset) % alignment;
     return offset + (alignment - mis) % alignment;
@@ -79,9 +80,10 @@ static void remove_block(struct ggspec_tallocr * alloc, int i) {
             (size_t)(alloc->n_free_blocks - i) * sizeof(struct free_block));
 }
 
+/* enforces ALLOC-4, ALLOC-5, ALLOC-6, ALLOC-7, ALLOC-27 */
 void ggspec_tallocr_alloc(ggspec_tallocr_t alloc, struct ggspec_tensor * tensor) {
-    GGSPEC_ASSERT(!is_view(tensor), "!ggml_is_view(tensor)");
-    GGSPEC_ASSERT(tensor->data == NULL, "tensor->data == NULL");
+    GGSPEC_ASSERT(!is_view(tensor), "!ggml_is_view(tensor)"); /* ALLOC-4 */
+    GGSPEC_ASSERT(tensor->data == NULL, "tensor->data == NULL"); /* ALLOC-5 */
 
     const size_t size = padded_size(alloc, tensor);
 
@@ -131,6 +133,7 @@ void ggspec_tallocr_alloc(ggspec_tallocr_t alloc, struct ggspec_tensor * tensor)
     alloc->max_size = end > alloc->max_size ? end : alloc->max_size;
 }
 
+/* enforces ALLOC-8, ALLOC-26 */
 static void tallocr_free_tensor(ggspec_tallocr_t alloc, struct ggspec_tensor * tensor) {
     if (!tallocr_is_own(alloc, tensor)) {
         /* weights and other tensors of other buffers reach here through the graph: ignore */
@@ -174,6 +177,7 @@ static void tallocr_free_tensor(ggspec_tallocr_t alloc, struct ggspec_tensor * t
     alloc->n_free_blocks++;
 }
 
+/* enforces ALLOC-9 */
 void ggspec_tallocr_reset(ggspec_tallocr_t alloc) {
     const size_t off = aligned_offset(alloc->base, 0, alloc->alignment);
     alloc->n_free_blocks = 1;
@@ -204,11 +208,13 @@ static ggspec_tallocr_t tallocr_make(ggspec_backend_buffer_t buffer, bool owned,
     return alloc;
 }
 
+/* enforces ALLOC-1 */
 ggspec_tallocr_t ggspec_tallocr_new(void * data, size_t size, size_t alignment) {
     /* the buffer object is ours, the memory stays the caller's */
     return tallocr_make(ggspec_backend_cpu_buffer_from_ptr(data, size), true, alignment, false);
 }
 
+/* enforces ALLOC-3 */
 ggspec_tallocr_t ggspec_tallocr_new_measure(size_t alignment) {
     /* a stand-in address range that is never touched */
     ggspec_tallocr_t alloc = ggspec_tallocr_new((void *)0x1000, SIZE_MAX / 2, alignment);
@@ -216,6 +222,7 @@ ggspec_tallocr_t ggspec_tallocr_new_measure(size_t alignment) {
     return alloc;
 }
 
+/* enforces ALLOC-3 */
 ggspec_tallocr_t ggspec_tallocr_new_measure_from_buft(ggspec_backend_buffer_type_t buft) {
     /* a real (tiny) buffer, so that alignment and allocation sizes are the buffer type's */
     ggspec_backend_buffer_t buffer = ggspec_backend_buft_alloc_buffer(buft, 1);
@@ -230,6 +237,7 @@ ggspec_tallocr_t ggspec_tallocr_new_measure_from_backend(ggspec_backend_t backen
     return ggspec_tallocr_new_measure_from_buft(ggspec_backend_get_default_buffer_type(backend));
 }
 
+/* enforces ALLOC-2 */
 ggspec_tallocr_t ggspec_tallocr_new_from_buft(ggspec_backend_buffer_type_t buft, size_t size) {
     ggspec_backend_buffer_t buffer = ggspec_backend_buft_alloc_buffer(buft, size);
     ggspec_tallocr_t alloc = ggspec_tallocr_new_from_buffer(buffer);
@@ -241,6 +249,7 @@ ggspec_tallocr_t ggspec_tallocr_new_from_backend(ggspec_backend_t backend, size_
     return ggspec_tallocr_new_from_buft(ggspec_backend_get_default_buffer_type(backend), size);
 }
 
+/* enforces ALLOC-2 */
 ggspec_tallocr_t ggspec_tallocr_new_from_buffer(ggspec_backend_buffer_t buffer) {
     GGSPEC_ASSERT(buffer != NULL, "buffer != NULL");
     return tallocr_make(buffer, false, 0, true);
@@ -250,6 +259,7 @@ ggspec_backend_buffer_t ggspec_tallocr_get_buffer(ggspec_tallocr_t alloc) {
     return alloc->buffer;
 }
 
+/* enforces ALLOC-9 */
 void ggspec_tallocr_free(ggspec_tallocr_t alloc) {
     if (alloc == NULL) {
         return;
@@ -295,12 +305,14 @@ struct ggspec_gallocr {
     bool                    keys_owned;
 };
 
+/* enforces ALLOC-10 */
 ggspec_gallocr_t ggspec_gallocr_new(void) {
     ggspec_gallocr_t galloc = calloc(1, sizeof(*galloc));
     GGSPEC_ASSERT(galloc != NULL, "galloc != NULL");
     return galloc;
 }
 
+/* enforces ALLOC-10, ALLOC-25 */
 void ggspec_gallocr_free(ggspec_gallocr_t galloc) {
     if (galloc == NULL) {
         return;
@@ -313,6 +325,7 @@ void ggspec_gallocr_free(ggspec_gallocr_t galloc) {
     free(galloc);
 }
 
+/* enforces ALLOC-10 */
 void ggspec_gallocr_set_parse_seq(ggspec_gallocr_t galloc, const int * list, int n) {
     free(galloc->parse_seq);
     galloc->parse_seq = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
@@ -363,6 +376,7 @@ static bool op_can_inplace(enum ggspec_op op) {
     }
 }
 
+/* enforces ALLOC-14 */
 static ggspec_tallocr_t node_tallocr(ggspec_gallocr_t galloc, struct ggspec_tensor * node) {
     if (galloc->talloc != NULL) {
         return galloc->talloc;
@@ -371,6 +385,7 @@ static ggspec_tallocr_t node_tallocr(ggspec_gallocr_t galloc, struct ggspec_tens
 }
 
 /* a view takes its bytes from its view_src; it is registered with the allocator's buffer */
+/* enforces ALLOC-15, ALLOC-16 */
 static void init_view(ggspec_gallocr_t galloc, struct ggspec_tensor * view, bool update_backend) {
     ggspec_tallocr_t alloc = node_tallocr(galloc, view);
 
@@ -450,6 +465,7 @@ static void release_parent(ggspec_gallocr_t galloc, struct ggspec_tensor * paren
     }
 }
 
+/* enforces ALLOC-11 */
 static void alloc_graph_impl(ggspec_gallocr_t galloc, struct ggspec_cgraph * gf) {
     const int * seq     = galloc->parse_seq;
     const int   seq_len = galloc->parse_seq_len;
@@ -532,6 +548,7 @@ static void ensure_values(ggspec_gallocr_t galloc, size_t n) {
     }
 }
 
+/* enforces ALLOC-13 */
 size_t ggspec_gallocr_alloc_graph(ggspec_gallocr_t galloc, ggspec_tallocr_t talloc, struct ggspec_cgraph * graph) {
     size_t hash_size = graph->visited_hash_table.size;
     if (hash_size == 0) {
@@ -560,6 +577,7 @@ size_t ggspec_gallocr_alloc_graph(ggspec_gallocr_t galloc, ggspec_tallocr_t tall
     return ggspec_tallocr_max_size(talloc);
 }
 
+/* enforces ALLOC-14 */
 void ggspec_gallocr_alloc_graph_n(ggspec_gallocr_t galloc, struct ggspec_cgraph * graph,
                                   struct ggspec_hash_set hash_set, ggspec_tallocr_t * hash_node_talloc) {
     const size_t hash_size = hash_set.size;
@@ -598,6 +616,7 @@ static ggspec_allocr_t allocr_wrap(ggspec_tallocr_t talloc) {
     return alloc;
 }
 
+/* enforces ALLOC-22 */
 ggspec_allocr_t ggspec_allocr_new(void * data, size_t size, size_t alignment) {
     return allocr_wrap(ggspec_tallocr_new(data, size, alignment));
 }
@@ -626,6 +645,7 @@ void ggspec_allocr_set_parse_seq(ggspec_allocr_t alloc, const int * list, int n)
     ggspec_gallocr_set_parse_seq(alloc->galloc, list, n);
 }
 
+/* enforces ALLOC-22 */
 void ggspec_allocr_free(ggspec_allocr_t alloc) {
     if (alloc == NULL) {
         return;
@@ -651,6 +671,7 @@ size_t ggspec_allocr_max_size(ggspec_allocr_t alloc) {
     return ggspec_tallocr_max_size(alloc->talloc);
 }
 
+/* enforces ALLOC-22 */
 size_t ggspec_allocr_alloc_graph(ggspec_allocr_t alloc, struct ggspec_cgraph * graph) {
     return ggspec_gallocr_alloc_graph(alloc->galloc, alloc->talloc, graph);
 }
@@ -661,8 +682,9 @@ static size_t pad_to(size_t n, size_t align) {
     return (n + align - 1) / align * align;
 }
 
+/* enforces ALLOC-23, ALLOC-24 */
 ggspec_backend_buffer_t ggspec_backend_alloc_ctx_tensors_from_buft(struct ggspec_context * ctx, ggspec_backend_buffer_type_t buft) {
-    GGSPEC_ASSERT(ggspec_get_no_alloc(ctx) == true, "ggml_get_no_alloc(ctx) == true");
+    GGSPEC_ASSERT(ggspec_get_no_alloc(ctx) == true, "ggml_get_no_alloc(ctx) == true"); /* ALLOC-24 */
 
     const size_t alignment = ggspec_backend_buft_get_alignment(buft);
 

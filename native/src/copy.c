@@ -13,6 +13,7 @@
 #include "assert.h"
 
 /* same type, same shape, same strides */
+/* enforces COPY-1 */
 static bool same_layout(const struct ggspec_tensor * a, const struct ggspec_tensor * b) {
     if (a->type != b->type) {
         return false;
@@ -29,6 +30,7 @@ static bool same_layout(const struct ggspec_tensor * a, const struct ggspec_tens
  * Ask dst's buffer to copy src into dst. rc.8 checks that dst's buffer has a cpy_tensor entry
  * but then calls src's buffer's entry; ggspec calls the entry it checked.
  */
+/* enforces COPY-6 */
 bool ggspec_backend_buffer_copy_tensor(const struct ggspec_tensor * src, struct ggspec_tensor * dst) {
     ggspec_backend_buffer_t dst_buf = dst->view_src != NULL ? dst->view_src->buffer : dst->buffer;
     if (dst_buf->iface.cpy_tensor == NULL) {
@@ -42,8 +44,9 @@ static const void * host_source(const struct ggspec_tensor * src) {
     return src->data;
 }
 
+/* enforces COPY-2, COPY-3, COPY-4, COPY-5, COPY-7 */
 void ggspec_backend_tensor_copy(struct ggspec_tensor * src, struct ggspec_tensor * dst) {
-    GGSPEC_ASSERT(same_layout(src, dst), "cannot copy tensors with different layouts");
+    GGSPEC_ASSERT(same_layout(src, dst), "cannot copy tensors with different layouts"); /* COPY-2 */
 
     if (src == dst) {
         return;
@@ -64,8 +67,9 @@ void ggspec_backend_tensor_copy(struct ggspec_tensor * src, struct ggspec_tensor
     }
 }
 
+/* enforces COPY-8, COPY-9, COPY-10, COPY-11 */
 void ggspec_backend_tensor_copy_async(ggspec_backend_t backend, struct ggspec_tensor * src, struct ggspec_tensor * dst) {
-    GGSPEC_ASSERT(same_layout(src, dst), "cannot copy tensors with different layouts");
+    GGSPEC_ASSERT(same_layout(src, dst), "cannot copy tensors with different layouts"); /* COPY-8 */
 
     if (src == dst) {
         return;

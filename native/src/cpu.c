@@ -139,6 +139,7 @@ ggspec_backend_buffer_type_t ggspec_backend_cpu_buffer_type(void) {
     return &cpu_buft;
 }
 
+/* enforces CPU-7 */
 ggspec_backend_buffer_t ggspec_backend_cpu_buffer_from_ptr(void * ptr, size_t size) {
     return ggspec_backend_buffer_init(ggspec_backend_cpu_buffer_type(), cpu_buffer_from_ptr_iface, ptr, size);
 }
@@ -230,7 +231,7 @@ static void cpu_backend_graph_plan_free(ggspec_backend_t backend, ggspec_backend
 static void cpu_backend_graph_plan_compute(ggspec_backend_t backend, ggspec_backend_graph_plan_t plan) {
     GGSPEC_UNUSED(backend);
     struct cpu_plan * p = plan;
-    GGSPEC_ASSERT(p->cplan.work_size == 0 || p->cplan.work_data != NULL, "cplan->work_data");
+    GGSPEC_ASSERT(p->cplan.work_size == 0 || p->cplan.work_data != NULL, "cplan->work_data"); /* CPU-20 */
     ggspec_graph_compute(&p->cgraph, &p->cplan);
 }
 
@@ -281,32 +282,34 @@ ggspec_backend_t ggspec_backend_cpu_init(void) {
 }
 
 /* a backend is the CPU backend when its name entry is the CPU backend's */
+/* enforces CPU-12 */
 bool ggspec_backend_is_cpu(ggspec_backend_t backend) {
     return backend != NULL && backend->iface.get_name == cpu_backend_name;
 }
 
+/* enforces CPU-13 */
 void ggspec_backend_cpu_set_n_threads(ggspec_backend_t backend_cpu, int n_threads) {
-    GGSPEC_ASSERT(ggspec_backend_is_cpu(backend_cpu), "ggml_backend_is_cpu(backend_cpu)");
+    GGSPEC_ASSERT(ggspec_backend_is_cpu(backend_cpu), "ggml_backend_is_cpu(backend_cpu)"); /* CPU-13 */
     struct cpu_backend_context * ctx = backend_cpu->context;
     ctx->n_threads = n_threads;
 }
 
 int ggspec_backend_cpu_get_n_threads(ggspec_backend_t backend_cpu) {
-    GGSPEC_ASSERT(ggspec_backend_is_cpu(backend_cpu), "ggml_backend_is_cpu(backend_cpu)");
+    GGSPEC_ASSERT(ggspec_backend_is_cpu(backend_cpu), "ggml_backend_is_cpu(backend_cpu)"); /* CPU-13 */
     const struct cpu_backend_context * ctx = backend_cpu->context;
     return ctx->n_threads;
 }
 
 /* test hook (ggspec extension): the current size of the backend's graph_compute work buffer */
 size_t ggspec_backend_cpu_work_size(ggspec_backend_t backend_cpu) {
-    GGSPEC_ASSERT(ggspec_backend_is_cpu(backend_cpu), "ggml_backend_is_cpu(backend_cpu)");
+    GGSPEC_ASSERT(ggspec_backend_is_cpu(backend_cpu), "ggml_backend_is_cpu(backend_cpu)"); /* CPU-13 */
     const struct cpu_backend_context * ctx = backend_cpu->context;
     return ctx->work_size;
 }
 
 /* test hook (ggspec extension): the address of the backend's graph_compute work buffer (NULL while empty) */
 void * ggspec_backend_cpu_work_data(ggspec_backend_t backend_cpu) {
-    GGSPEC_ASSERT(ggspec_backend_is_cpu(backend_cpu), "ggml_backend_is_cpu(backend_cpu)");
+    GGSPEC_ASSERT(ggspec_backend_is_cpu(backend_cpu), "ggml_backend_is_cpu(backend_cpu)"); /* CPU-13 */
     const struct cpu_backend_context * ctx = backend_cpu->context;
     return ctx->work_data;
 }

@@ -74,7 +74,7 @@ int ggspec_graph_compute(struct ggspec_cgraph * cgraph, struct ggspec_cplan * cp
     GGSPEC_ASSERT(cplan != NULL, "cplan");
     GGSPEC_ASSERT(cplan->n_threads > 0, "cplan->n_threads > 0");
     if (cplan->work_size > 0) {
-        GGSPEC_ASSERT(cplan->work_data != NULL, "cplan->work_data");
+        GGSPEC_ASSERT(cplan->work_data != NULL, "cplan->work_data"); /* CPU-20 */
     }
 
     const int n = graph_is_small(cgraph) ? 1 : cplan->n_threads;

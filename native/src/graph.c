@@ -87,7 +87,7 @@ bool ggspec_hash_contains(const struct ggspec_hash_set hash_set, struct ggspec_t
 
 size_t ggspec_hash_insert(struct ggspec_hash_set hash_set, struct ggspec_tensor * key) {
     const size_t i = ggspec_hash_find(hash_set, key);
-    GGSPEC_ASSERT(i != GGSPEC_HASHTABLE_FULL, "i != GGML_HASHTABLE_FULL");
+    GGSPEC_ASSERT(i != GGSPEC_HASHTABLE_FULL, "i != GGML_HASHTABLE_FULL"); /* CORE-11 */
     if (hash_set.keys[i] == key) {
         return GGSPEC_HASHTABLE_ALREADY_EXISTS;
     }
@@ -98,7 +98,7 @@ size_t ggspec_hash_insert(struct ggspec_hash_set hash_set, struct ggspec_tensor 
 
 size_t ggspec_hash_find_or_insert(struct ggspec_hash_set hash_set, struct ggspec_tensor * key) {
     const size_t i = ggspec_hash_find(hash_set, key);
-    GGSPEC_ASSERT(i != GGSPEC_HASHTABLE_FULL, "i != GGML_HASHTABLE_FULL");
+    GGSPEC_ASSERT(i != GGSPEC_HASHTABLE_FULL, "i != GGML_HASHTABLE_FULL"); /* CORE-11 */
     hash_set.keys[i] = key;
     return i;
 }
@@ -126,6 +126,7 @@ size_t ggspec_graph_overhead(void) {
     return ggspec_graph_overhead_custom(GGSPEC_DEFAULT_GRAPH_SIZE, false);
 }
 
+/* enforces CORE-7 */
 struct ggspec_cgraph * ggspec_new_graph_custom(struct ggspec_context * ctx, size_t size, bool grads) {
     struct ggspec_cgraph * g = ggspec_internal_new_object(ctx, GGSPEC_OBJECT_KIND_GRAPH, graph_nbytes(size, grads));
 
@@ -162,6 +163,7 @@ struct ggspec_cgraph * ggspec_new_graph(struct ggspec_context * ctx) {
  * has no capacity (size 0), no leafs and an empty visited set: it is for computing, not for
  * expanding.
  */
+/* enforces CORE-12 */
 struct ggspec_cgraph ggspec_graph_view(struct ggspec_cgraph * cgraph0, int i0, int i1) {
     struct ggspec_cgraph v = {
         .size               = 0,
@@ -214,6 +216,7 @@ struct ggspec_cgraph * ggspec_graph_dup(struct ggspec_context * ctx, struct ggsp
     return copy;
 }
 
+/* enforces CORE-13 */
 void ggspec_graph_clear(struct ggspec_cgraph * cgraph) {
     cgraph->n_leafs = 0;
     cgraph->n_nodes = 0;
@@ -253,13 +256,13 @@ static void visit(struct ggspec_cgraph * g, struct ggspec_tensor * t) {
     }
 
     if (t->op == GGSPEC_OP_NONE && t->grad == NULL) {
-        GGSPEC_ASSERT(g->n_leafs < g->size, "cgraph->n_leafs < cgraph->size");
+        GGSPEC_ASSERT(g->n_leafs < g->size, "cgraph->n_leafs < cgraph->size"); /* CORE-10 */
         if (t->name[0] == '\0') {
             ggspec_format_name(t, "leaf_%d", g->n_leafs);
         }
         g->leafs[g->n_leafs++] = t;
     } else {
-        GGSPEC_ASSERT(g->n_nodes < g->size, "cgraph->n_nodes < cgraph->size");
+        GGSPEC_ASSERT(g->n_nodes < g->size, "cgraph->n_nodes < cgraph->size"); /* CORE-9 */
         if (t->name[0] == '\0') {
             ggspec_format_name(t, "node_%d", g->n_nodes);
         }
@@ -271,6 +274,7 @@ static void visit(struct ggspec_cgraph * g, struct ggspec_tensor * t) {
     }
 }
 
+/* enforces CORE-6, CORE-8 */
 void ggspec_build_forward_expand(struct ggspec_cgraph * cgraph, struct ggspec_tensor * tensor) {
     const int n0 = cgraph->n_nodes;
     visit(cgraph, tensor);

@@ -92,6 +92,7 @@ static void free_state(struct copy_state * st) {
     free(st->done);
 }
 
+/* enforces GCOPY-1, GCOPY-3, GCOPY-4 */
 struct ggspec_backend_graph_copy ggspec_backend_graph_copy(ggspec_backend_t backend, struct ggspec_cgraph * graph) {
     /*
      * rc.8 sizes its table by the graph's visited table, which a graph view does not have (a
@@ -156,6 +157,7 @@ struct ggspec_backend_graph_copy ggspec_backend_graph_copy(ggspec_backend_t back
     };
 }
 
+/* enforces GCOPY-5, GCOPY-8 */
 void ggspec_backend_graph_copy_free(struct ggspec_backend_graph_copy copy) {
     ggspec_backend_buffer_free(copy.buffer);
     ggspec_free(copy.ctx_allocated);
@@ -172,6 +174,7 @@ static bool is_view_op(enum ggspec_op op) {
  * result is false only when the copy could not be made. Neither backend is synchronized: the
  * callback reads results with tensor_get, which waits for the data as a synchronous read does.
  */
+/* enforces GCOPY-6, GCOPY-7 */
 bool ggspec_backend_compare_graph_backend(ggspec_backend_t backend1, ggspec_backend_t backend2, struct ggspec_cgraph * graph,
                                           ggspec_backend_eval_callback callback, void * user_data) {
     struct ggspec_backend_graph_copy copy = ggspec_backend_graph_copy(backend2, graph);

@@ -254,7 +254,7 @@ static void compute_dup(struct ggspec_tensor * dst, int ith, int nth, void * wda
 
     fprintf(stderr, "ggspec: %s from %s to %s is not implemented\n", ggspec_op_name(dst->op),
             ggspec_type_name(src->type), ggspec_type_name(dst->type));
-    GGSPEC_ASSERT(false, "false");
+    GGSPEC_ASSERT(false, "false"); /* CORE-49 */
 }
 
 /* ADD, MUL: dst = a (op) b, b repeated along every dimension to a's shape */
@@ -275,8 +275,8 @@ static void compute_binary(struct ggspec_tensor * dst, int ith, int nth, void * 
         /* a quantized row: dequantize, add, quantize back into dst's type */
         GGSPEC_ASSERT(ggspec_are_same_shape(a, b), "ggml_are_same_shape(src0, src1)");
         GGSPEC_ASSERT(ggspec_internal_has_to_float(a->type), "ADD: no conversion from this quantized type");
-        GGSPEC_ASSERT(a->nb[0] == ggspec_type_size(a->type), "nb00 == ggml_type_size(type)");
-        GGSPEC_ASSERT(is_float_type(b->type), "src1->type == GGML_TYPE_F32");
+        GGSPEC_ASSERT(a->nb[0] == ggspec_type_size(a->type), "nb00 == ggml_type_size(type)"); /* CORE-62 */
+        GGSPEC_ASSERT(is_float_type(b->type), "src1->type == GGML_TYPE_F32"); /* CORE-64 */
         GGSPEC_ASSERT(dst->nb[0] == ggspec_type_size(dst->type), "nb0 == ggml_type_size(dst->type)");
         float * tmp = thread_scratch(wdata, wsize, ith, a->ne[0]);
         for (int64_t r = r0; r < r1; r++) {
@@ -293,7 +293,7 @@ static void compute_binary(struct ggspec_tensor * dst, int ith, int nth, void * 
     if (!is_float_type(a->type) || !is_float_type(b->type) || !is_float_type(dst->type)) {
         fprintf(stderr, "ggspec: %s of %s and %s is not implemented\n", ggspec_op_name(dst->op),
                 ggspec_type_name(a->type), ggspec_type_name(b->type));
-        GGSPEC_ASSERT(false, "false");
+        GGSPEC_ASSERT(false, "false"); /* CORE-49 */
     }
     GGSPEC_ASSERT(!is_add || a->type != GGSPEC_TYPE_F16 || (ggspec_are_same_shape(a, b) && ggspec_are_same_shape(a, dst)),
                   "ggml_are_same_shape(src0, src1) && ggml_are_same_shape(src0, dst)"); /* CORE-55 */
@@ -362,7 +362,7 @@ static float unary_f32(enum ggspec_unary_op op, float x) {
         case GGSPEC_UNARY_OP_GELU_QUICK: return lookup(table_gelu_quick, x);
         case GGSPEC_UNARY_OP_SILU:       return lookup(table_silu, x);
         default:
-            GGSPEC_ASSERT(false, "false");
+            GGSPEC_ASSERT(false, "false"); /* CORE-49 */
             return 0.0f;
     }
 }
@@ -408,7 +408,7 @@ static void compute_norm(struct ggspec_tensor * dst, int ith, int nth) {
 
     float eps;
     memcpy(&eps, dst->op_params, sizeof(eps));
-    GGSPEC_ASSERT(eps > 0.0f, "eps > 0.0f");
+    GGSPEC_ASSERT(eps > 0.0f, "eps > 0.0f"); /* CORE-67 */
 
     const int64_t n = a->ne[0];
     const struct ggspec_simd * kernels = ggspec_internal_simd();
@@ -558,7 +558,7 @@ static void compute_get_rows(struct ggspec_tensor * dst, int ith, int nth) {
     if (!plain) {
         GGSPEC_ASSERT(a->type == GGSPEC_TYPE_F16 || ggspec_internal_has_to_float(a->type),
                       "GET_ROWS: no conversion from this type");
-        GGSPEC_ASSERT(a->nb[0] == ggspec_type_size(a->type), "nb00 == ggml_type_size(type)");
+        GGSPEC_ASSERT(a->nb[0] == ggspec_type_size(a->type), "nb00 == ggml_type_size(type)"); /* CORE-62 */
     }
 
     int64_t r0, r1;
@@ -600,8 +600,8 @@ static void compute_mul_mat_init(struct ggspec_tensor * dst, void * wdata, size_
     if (b->type == vdt) {
         return;
     }
-    GGSPEC_ASSERT(b->type == GGSPEC_TYPE_F32, "src1->type == GGML_TYPE_F32");
-    GGSPEC_ASSERT(b->nb[0] == sizeof(float), "nb10 == ggml_type_size(src1->type)");
+    GGSPEC_ASSERT(b->type == GGSPEC_TYPE_F32, "src1->type == GGML_TYPE_F32"); /* CORE-64 */
+    GGSPEC_ASSERT(b->nb[0] == sizeof(float), "nb10 == ggml_type_size(src1->type)"); /* CORE-63 */
     GGSPEC_ASSERT(b->ne[0] % ggspec_blck_size(vdt) == 0, "ne10 % ggml_blck_size(vec_dot_type) == 0");
 
     const size_t rs = ggspec_row_size(vdt, b->ne[0]);
@@ -622,8 +622,8 @@ static void compute_mul_mat(struct ggspec_tensor * dst, int ith, int nth, void *
     GGSPEC_ASSERT(dst->ne[1] == b->ne[1], "ne1 == ne11");
     GGSPEC_ASSERT(dst->ne[2] == b->ne[2], "ne2 == ne12");
     GGSPEC_ASSERT(dst->ne[3] == b->ne[3], "ne3 == ne13");
-    GGSPEC_ASSERT(a->nb[0] == ggspec_type_size(type), "nb00 == ggml_type_size(type)");
-    GGSPEC_ASSERT(b->nb[0] == ggspec_type_size(b->type), "nb10 == ggml_type_size(src1->type)");
+    GGSPEC_ASSERT(a->nb[0] == ggspec_type_size(type), "nb00 == ggml_type_size(type)"); /* CORE-62 */
+    GGSPEC_ASSERT(b->nb[0] == ggspec_type_size(b->type), "nb10 == ggml_type_size(src1->type)"); /* CORE-63 */
     GGSPEC_ASSERT(dst->type == GGSPEC_TYPE_F32 && dst->nb[0] == sizeof(float), "nb0 == sizeof(float)");
     GGSPEC_ASSERT(dst->nb[0] <= dst->nb[1], "nb0 <= nb1");
     GGSPEC_ASSERT(dst->nb[1] <= dst->nb[2], "nb1 <= nb2");
@@ -848,6 +848,6 @@ void ggspec_internal_compute(struct ggspec_tensor * node, int ith, int nth, void
             return;
         default:
             fprintf(stderr, "ggspec: op not implemented: %s\n", ggspec_op_name(node->op));
-            GGSPEC_ASSERT(false, "false");
+            GGSPEC_ASSERT(false, "false"); /* CORE-49 */
     }
 }

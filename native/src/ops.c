@@ -124,7 +124,7 @@ struct ggspec_tensor * ggspec_view_tensor(struct ggspec_context * ctx, struct gg
 
 void ggspec_set_param(struct ggspec_context * ctx, struct ggspec_tensor * tensor) {
     tensor->is_param = true;
-    GGSPEC_ASSERT(tensor->grad == NULL, "tensor->grad == NULL");
+    GGSPEC_ASSERT(tensor->grad == NULL, "tensor->grad == NULL"); /* CORE-14 */
     tensor->grad = ggspec_dup_tensor(ctx, tensor);
     ggspec_format_name(tensor->grad, "%s (grad)", tensor->name);
 }
@@ -147,6 +147,7 @@ static struct ggspec_tensor * dup_impl(struct ggspec_context * ctx, struct ggspe
     return r;
 }
 
+/* enforces CORE-16 */
 struct ggspec_tensor * ggspec_dup(struct ggspec_context * ctx, struct ggspec_tensor * a) {
     return dup_impl(ctx, a, false);
 }
@@ -158,12 +159,12 @@ struct ggspec_tensor * ggspec_dup_inplace(struct ggspec_context * ctx, struct gg
 /* ADD and MUL: b is repeated to a's shape; the result has a's type and shape */
 static struct ggspec_tensor * binary_impl(struct ggspec_context * ctx, enum ggspec_op op,
                                           struct ggspec_tensor * a, struct ggspec_tensor * b, bool inplace) {
-    GGSPEC_ASSERT(ggspec_internal_can_repeat(b, a), "ggml_can_repeat(b, a)");
+    GGSPEC_ASSERT(ggspec_internal_can_repeat(b, a), "ggml_can_repeat(b, a)"); /* CORE-18 */
 
     bool is_node = false;
     if (!inplace && (a->grad != NULL || b->grad != NULL)) {
         /* gradients are not defined for broadcasting */
-        GGSPEC_ASSERT(ggspec_are_same_shape(a, b), "ggml_are_same_shape(a, b)");
+        GGSPEC_ASSERT(ggspec_are_same_shape(a, b), "ggml_are_same_shape(a, b)"); /* CORE-19 */
         is_node = true;
     }
     if (inplace && op == GGSPEC_OP_MUL) {
@@ -178,6 +179,7 @@ static struct ggspec_tensor * binary_impl(struct ggspec_context * ctx, enum ggsp
     return r;
 }
 
+/* enforces CORE-17 */
 struct ggspec_tensor * ggspec_add(struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * b) {
     return binary_impl(ctx, GGSPEC_OP_ADD, a, b, false);
 }
@@ -186,6 +188,7 @@ struct ggspec_tensor * ggspec_add_inplace(struct ggspec_context * ctx, struct gg
     return binary_impl(ctx, GGSPEC_OP_ADD, a, b, true);
 }
 
+/* enforces CORE-17 */
 struct ggspec_tensor * ggspec_mul(struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * b) {
     return binary_impl(ctx, GGSPEC_OP_MUL, a, b, false);
 }
@@ -195,7 +198,7 @@ struct ggspec_tensor * ggspec_mul_inplace(struct ggspec_context * ctx, struct gg
 }
 
 static struct ggspec_tensor * scale_impl(struct ggspec_context * ctx, struct ggspec_tensor * a, float s, bool inplace) {
-    GGSPEC_ASSERT(ggspec_internal_is_padded_1d(a), "ggml_is_padded_1d(a)");
+    GGSPEC_ASSERT(ggspec_internal_is_padded_1d(a), "ggml_is_padded_1d(a)"); /* CORE-21 */
     /* rc.8 makes even the in-place variant a node when a has a gradient */
     const bool is_node = a->grad != NULL;
     struct ggspec_tensor * r = result_like(ctx, a, inplace);
@@ -206,6 +209,7 @@ static struct ggspec_tensor * scale_impl(struct ggspec_context * ctx, struct ggs
     return r;
 }
 
+/* enforces CORE-20, CORE-21 */
 struct ggspec_tensor * ggspec_scale(struct ggspec_context * ctx, struct ggspec_tensor * a, float s) {
     return scale_impl(ctx, a, s, false);
 }
@@ -215,9 +219,10 @@ struct ggspec_tensor * ggspec_scale_inplace(struct ggspec_context * ctx, struct 
 }
 
 /* result[i, j] = dot(row i of a, row j of b): shape (a.ne1, b.ne1, b.ne2, b.ne3), F32 */
+/* enforces CORE-22, CORE-23, CORE-24 */
 struct ggspec_tensor * ggspec_mul_mat(struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * b) {
-    GGSPEC_ASSERT(can_mul_mat(a, b), "ggml_can_mul_mat(a, b)");
-    GGSPEC_ASSERT(!ggspec_is_transposed(a), "!ggml_is_transposed(a)");
+    GGSPEC_ASSERT(can_mul_mat(a, b), "ggml_can_mul_mat(a, b)"); /* CORE-23 */
+    GGSPEC_ASSERT(!ggspec_is_transposed(a), "!ggml_is_transposed(a)"); /* CORE-24 */
 
     const bool is_node = a->grad != NULL || b->grad != NULL;
     const int64_t ne[4] = { a->ne[1], b->ne[1], b->ne[2], b->ne[3] };
@@ -230,8 +235,9 @@ struct ggspec_tensor * ggspec_mul_mat(struct ggspec_context * ctx, struct ggspec
 }
 
 /* copy a's values into b (converting the type): the result is a view of b */
+/* enforces CORE-25, CORE-26 */
 struct ggspec_tensor * ggspec_cpy(struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * b) {
-    GGSPEC_ASSERT(ggspec_nelements(a) == ggspec_nelements(b), "ggml_nelements(a) == ggml_nelements(b)");
+    GGSPEC_ASSERT(ggspec_nelements(a) == ggspec_nelements(b), "ggml_nelements(a) == ggml_nelements(b)"); /* CORE-26 */
 
     const bool is_node = a->grad != NULL || b->grad != NULL;
     struct ggspec_tensor * r = ggspec_view_tensor(ctx, b);
@@ -247,6 +253,7 @@ struct ggspec_tensor * ggspec_cpy(struct ggspec_context * ctx, struct ggspec_ten
     return r;
 }
 
+/* enforces CORE-27 */
 struct ggspec_tensor * ggspec_cont(struct ggspec_context * ctx, struct ggspec_tensor * a) {
     const bool is_node = a->grad != NULL;
     struct ggspec_tensor * r = ggspec_dup_tensor(ctx, a);
@@ -268,10 +275,11 @@ static struct ggspec_tensor * reshape_impl(struct ggspec_context * ctx, struct g
     return r;
 }
 
+/* enforces CORE-29, CORE-30, CORE-31 */
 struct ggspec_tensor * ggspec_reshape(struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * b) {
-    GGSPEC_ASSERT(ggspec_is_contiguous(a), "ggml_is_contiguous(a)");
+    GGSPEC_ASSERT(ggspec_is_contiguous(a), "ggml_is_contiguous(a)"); /* CORE-30 */
     /* only b's shape matters, so b may be non-contiguous */
-    GGSPEC_ASSERT(ggspec_nelements(a) == ggspec_nelements(b), "ggml_nelements(a) == ggml_nelements(b)");
+    GGSPEC_ASSERT(ggspec_nelements(a) == ggspec_nelements(b), "ggml_nelements(a) == ggml_nelements(b)"); /* CORE-31 */
     return reshape_impl(ctx, a, GGSPEC_MAX_DIMS, b->ne);
 }
 
@@ -308,14 +316,15 @@ struct ggspec_tensor * ggspec_reshape_4d(struct ggspec_context * ctx, struct ggs
  * them through int arrays, truncating extents and strides past INT_MAX; ggspec keeps the full
  * 64-bit values.
  */
+/* enforces CORE-32, CORE-33, CORE-34 */
 struct ggspec_tensor * ggspec_permute(struct ggspec_context * ctx, struct ggspec_tensor * a,
                                       int axis0, int axis1, int axis2, int axis3) {
-    GGSPEC_ASSERT(axis0 >= 0 && axis0 < GGSPEC_MAX_DIMS, "axis0 >= 0 && axis0 < GGML_MAX_DIMS");
+    GGSPEC_ASSERT(axis0 >= 0 && axis0 < GGSPEC_MAX_DIMS, "axis0 >= 0 && axis0 < GGML_MAX_DIMS"); /* CORE-33 */
     GGSPEC_ASSERT(axis1 >= 0 && axis1 < GGSPEC_MAX_DIMS, "axis1 >= 0 && axis1 < GGML_MAX_DIMS");
     GGSPEC_ASSERT(axis2 >= 0 && axis2 < GGSPEC_MAX_DIMS, "axis2 >= 0 && axis2 < GGML_MAX_DIMS");
     GGSPEC_ASSERT(axis3 >= 0 && axis3 < GGSPEC_MAX_DIMS, "axis3 >= 0 && axis3 < GGML_MAX_DIMS");
 
-    GGSPEC_ASSERT(axis0 != axis1, "axis0 != axis1");
+    GGSPEC_ASSERT(axis0 != axis1, "axis0 != axis1"); /* CORE-34 */
     GGSPEC_ASSERT(axis0 != axis2, "axis0 != axis2");
     GGSPEC_ASSERT(axis0 != axis3, "axis0 != axis3");
     GGSPEC_ASSERT(axis1 != axis2, "axis1 != axis2");
@@ -341,6 +350,7 @@ struct ggspec_tensor * ggspec_permute(struct ggspec_context * ctx, struct ggspec
     return r;
 }
 
+/* enforces CORE-35 */
 struct ggspec_tensor * ggspec_transpose(struct ggspec_context * ctx, struct ggspec_tensor * a) {
     const bool is_node = a->grad != NULL;
     struct ggspec_tensor * r = ggspec_view_tensor(ctx, a);
@@ -361,10 +371,11 @@ struct ggspec_tensor * ggspec_transpose(struct ggspec_context * ctx, struct ggsp
  * Rows of a picked by the I32 indices in b: result (a.ne0, b.ne0, b.ne1, b.ne2); row (i, j, k)
  * is row b[i, j, k] of matrix j of a (a.ne2 == b.ne1). F32 (I32 when a is I32).
  */
+/* enforces CORE-36, CORE-37, CORE-38, CORE-39 */
 struct ggspec_tensor * ggspec_get_rows(struct ggspec_context * ctx, struct ggspec_tensor * a, struct ggspec_tensor * b) {
-    GGSPEC_ASSERT(a->ne[2] == b->ne[1], "a->ne[2] == b->ne[1]");
-    GGSPEC_ASSERT(b->ne[3] == 1, "b->ne[3] == 1");
-    GGSPEC_ASSERT(b->type == GGSPEC_TYPE_I32, "b->type == GGML_TYPE_I32");
+    GGSPEC_ASSERT(a->ne[2] == b->ne[1], "a->ne[2] == b->ne[1]"); /* CORE-37 */
+    GGSPEC_ASSERT(b->ne[3] == 1, "b->ne[3] == 1"); /* CORE-38 */
+    GGSPEC_ASSERT(b->type == GGSPEC_TYPE_I32, "b->type == GGML_TYPE_I32"); /* CORE-39 */
 
     const bool is_node = a->grad != NULL || b->grad != NULL;
     const enum ggspec_type type = a->type == GGSPEC_TYPE_I32 ? GGSPEC_TYPE_I32 : GGSPEC_TYPE_F32;
@@ -378,7 +389,7 @@ struct ggspec_tensor * ggspec_get_rows(struct ggspec_context * ctx, struct ggspe
 
 static struct ggspec_tensor * norm_impl(struct ggspec_context * ctx, struct ggspec_tensor * a, float eps, bool inplace) {
     /* no backward pass for NORM in rc.8: asking for one aborts */
-    GGSPEC_ASSERT(inplace || a->grad == NULL, "false");
+    GGSPEC_ASSERT(inplace || a->grad == NULL, "false"); /* CORE-49 */
     struct ggspec_tensor * r = result_like(ctx, a, inplace);
     memcpy(r->op_params, &eps, sizeof(eps));
     r->op     = GGSPEC_OP_NORM;
@@ -387,10 +398,12 @@ static struct ggspec_tensor * norm_impl(struct ggspec_context * ctx, struct ggsp
     return r;
 }
 
+/* enforces CORE-40, CORE-49 */
 struct ggspec_tensor * ggspec_norm(struct ggspec_context * ctx, struct ggspec_tensor * a, float eps) {
     return norm_impl(ctx, a, eps, false);
 }
 
+/* enforces CORE-40 */
 struct ggspec_tensor * ggspec_norm_inplace(struct ggspec_context * ctx, struct ggspec_tensor * a, float eps) {
     return norm_impl(ctx, a, eps, true);
 }
@@ -399,10 +412,10 @@ static struct ggspec_tensor * soft_max_impl(struct ggspec_context * ctx, struct 
                                             struct ggspec_tensor * mask, float scale, bool inplace) {
     GGSPEC_ASSERT(ggspec_is_contiguous(a), "ggml_is_contiguous(a)");
     if (mask != NULL) {
-        GGSPEC_ASSERT(ggspec_is_contiguous(mask), "ggml_is_contiguous(mask)");
-        GGSPEC_ASSERT(mask->ne[2] == 1, "mask->ne[2] == 1");
-        GGSPEC_ASSERT(mask->ne[3] == 1, "mask->ne[3] == 1");
-        GGSPEC_ASSERT(can_repeat_rows(mask, a), "ggml_can_repeat_rows(mask, a)");
+        GGSPEC_ASSERT(ggspec_is_contiguous(mask), "ggml_is_contiguous(mask)"); /* CORE-43 */
+        GGSPEC_ASSERT(mask->ne[2] == 1, "mask->ne[2] == 1"); /* CORE-44 */
+        GGSPEC_ASSERT(mask->ne[3] == 1, "mask->ne[3] == 1"); /* CORE-45 */
+        GGSPEC_ASSERT(can_repeat_rows(mask, a), "ggml_can_repeat_rows(mask, a)"); /* CORE-46 */
     }
 
     const bool is_node = a->grad != NULL;
@@ -415,6 +428,7 @@ static struct ggspec_tensor * soft_max_impl(struct ggspec_context * ctx, struct 
     return r;
 }
 
+/* enforces CORE-41 */
 struct ggspec_tensor * ggspec_soft_max(struct ggspec_context * ctx, struct ggspec_tensor * a) {
     return soft_max_impl(ctx, a, NULL, 1.0f, false);
 }
@@ -423,6 +437,7 @@ struct ggspec_tensor * ggspec_soft_max_inplace(struct ggspec_context * ctx, stru
     return soft_max_impl(ctx, a, NULL, 1.0f, true);
 }
 
+/* enforces CORE-41, CORE-42, CORE-43, CORE-44, CORE-45, CORE-46 */
 struct ggspec_tensor * ggspec_soft_max_ext(struct ggspec_context * ctx, struct ggspec_tensor * a,
                                            struct ggspec_tensor * mask, float scale) {
     return soft_max_impl(ctx, a, mask, scale, false);
@@ -439,6 +454,7 @@ static struct ggspec_tensor * unary_impl(struct ggspec_context * ctx, struct ggs
     return r;
 }
 
+/* enforces CORE-47 */
 struct ggspec_tensor * ggspec_unary(struct ggspec_context * ctx, struct ggspec_tensor * a, enum ggspec_unary_op op) {
     return unary_impl(ctx, a, op, false);
 }

@@ -37,6 +37,7 @@ static float float_of(uint32_t u) {
     return f;
 }
 
+/* enforces CORE-50 */
 float ggspec_fp16_to_fp32(ggspec_fp16_t h) {
     const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     const uint32_t exp  = (h >> 10) & 0x1fu;
@@ -54,6 +55,7 @@ float ggspec_fp16_to_fp32(ggspec_fp16_t h) {
     return float_of(sign | ((exp + (127 - 15)) << 23) | (mant << 13));
 }
 
+/* enforces CORE-50 */
 ggspec_fp16_t ggspec_fp32_to_fp16(float f) {
     const uint32_t x    = bits_of(f);
     const uint32_t sign = (x >> 16) & 0x8000u;
@@ -188,6 +190,7 @@ void ggspec_dequantize_row_q8_0(const void * vx, float * y, int k) {
 
 /* whole arrays, with code histograms */
 
+/* enforces CORE-73 */
 size_t ggspec_quantize_q4_0(const float * src, void * dst, int n, int k, int64_t * hist) {
     GGSPEC_ASSERT(k > 0 && k % GGSPEC_QK4_0 == 0, "k % QK4_0 == 0");
     for (int start = 0; start < n; start += k) {
@@ -207,6 +210,7 @@ size_t ggspec_quantize_q4_0(const float * src, void * dst, int n, int k, int64_t
     return (size_t)(n / GGSPEC_QK4_0) * sizeof(struct block_q4_0);
 }
 
+/* enforces CORE-74 */
 size_t ggspec_quantize_q8_0(const float * src, void * dst, int n, int k, int64_t * hist) {
     GGSPEC_ASSERT(k > 0 && k % GGSPEC_QK8_0 == 0, "k % QK8_0 == 0");
     for (int start = 0; start < n; start += k) {

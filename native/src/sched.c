@@ -153,7 +153,7 @@ static ggspec_tallocr_t sched_allocr_from_buffer(ggspec_backend_sched_t sched, g
             return sched->tallocs[i];
         }
     }
-    GGSPEC_ASSERT(false, "tensor buffer type not supported by any backend");
+    GGSPEC_ASSERT(false, "tensor buffer type not supported by any backend"); /* SCHED-6 */
     return NULL;
 }
 
@@ -228,10 +228,11 @@ static void sched_reset(ggspec_backend_sched_t sched) {
 }
 
 /* SCHED-1 to SCHED-4 */
+/* enforces SCHED-2, SCHED-3 */
 ggspec_backend_sched_t ggspec_backend_sched_new(ggspec_backend_t * backends, ggspec_backend_buffer_type_t * bufts,
                                                 int n_backends, size_t graph_size) {
-    GGSPEC_ASSERT(n_backends > 0, "n_backends > 0");
-    GGSPEC_ASSERT(n_backends <= GGSPEC_MAX_BACKENDS, "n_backends <= GGML_MAX_BACKENDS");
+    GGSPEC_ASSERT(n_backends > 0, "n_backends > 0"); /* SCHED-1 */
+    GGSPEC_ASSERT(n_backends <= GGSPEC_MAX_BACKENDS, "n_backends <= GGML_MAX_BACKENDS"); /* SCHED-2 */
 
     ggspec_backend_sched_t sched = calloc(1, sizeof(*sched));
     GGSPEC_ASSERT(sched != NULL, "sched != NULL");
@@ -260,6 +261,7 @@ ggspec_backend_sched_t ggspec_backend_sched_new(ggspec_backend_t * backends, ggs
     return sched;
 }
 
+/* enforces SCHED-39 */
 void ggspec_backend_sched_free(ggspec_backend_sched_t sched) {
     if (sched == NULL) {
         return;
@@ -378,7 +380,7 @@ static void sched_add_input(struct ggspec_backend_sched_split * split, struct gg
         }
     }
     const int n_inputs = split->n_inputs;
-    GGSPEC_ASSERT(n_inputs < GGSPEC_MAX_SPLIT_INPUTS, "n_inputs < GGML_MAX_SPLIT_INPUTS");
+    GGSPEC_ASSERT(n_inputs < GGSPEC_MAX_SPLIT_INPUTS, "n_inputs < GGML_MAX_SPLIT_INPUTS"); /* SCHED-18 */
     split->inputs[n_inputs] = src;
     split->n_inputs = n_inputs + 1;
 }
@@ -406,12 +408,12 @@ static void sched_pass4(ggspec_backend_sched_t sched, struct ggspec_cgraph * gra
             continue;
         }
         ggspec_tallocr_t mine = sched_get_assignment(sched, node);
-        GGSPEC_ASSERT(mine != NULL, "node_allocr != NULL");
+        GGSPEC_ASSERT(mine != NULL, "node_allocr != NULL"); /* SCHED-14 */
 
         if (mine != cur) {
             split->i_end = i;
             cur_split++;
-            GGSPEC_ASSERT(cur_split < GGSPEC_MAX_SPLITS, "cur_split < GGML_MAX_SPLITS");
+            GGSPEC_ASSERT(cur_split < GGSPEC_MAX_SPLITS, "cur_split < GGML_MAX_SPLITS"); /* SCHED-15 */
             split = &sched->splits[cur_split];
             split->tallocr  = mine;
             split->i_start  = i;
@@ -427,7 +429,7 @@ static void sched_pass4(ggspec_backend_sched_t sched, struct ggspec_cgraph * gra
                 break;
             }
             ggspec_tallocr_t src_talloc = sched_get_assignment(sched, src);
-            GGSPEC_ASSERT(src_talloc != NULL, "src_allocr != NULL");
+            GGSPEC_ASSERT(src_talloc != NULL, "src_allocr != NULL"); /* SCHED-16 */
             if (src_talloc == mine) {
                 continue;
             }
@@ -555,7 +557,7 @@ static void sched_compute_splits(ggspec_backend_sched_t sched) {
         for (int j = 0; j < split->n_inputs; j++) {
             struct ggspec_tensor * input = split->inputs[j];
             struct ggspec_tensor * input_cpy = sched->node_copies[sched_slot(sched, input)][backend_id];
-            GGSPEC_ASSERT(input->buffer != NULL, "input->buffer != NULL");
+            GGSPEC_ASSERT(input->buffer != NULL, "input->buffer != NULL"); /* SCHED-23 */
             GGSPEC_ASSERT(input_cpy->buffer != NULL, "input_cpy->buffer != NULL");
             ggspec_backend_tensor_copy_async(backend, input, input_cpy);
         }
@@ -582,7 +584,7 @@ void ggspec_backend_sched_graph_compute(ggspec_backend_sched_t sched, struct ggs
 
 /* SCHED-28, SCHED-29: measure once, then one buffer per backend of the measured size */
 void ggspec_backend_sched_init_measure(ggspec_backend_sched_t sched, struct ggspec_cgraph * measure_graph) {
-    GGSPEC_ASSERT(ggspec_tallocr_is_measure(sched->tallocs[0]), "ggml_tallocr_is_measure(sched->tallocs[0])");
+    GGSPEC_ASSERT(ggspec_tallocr_is_measure(sched->tallocs[0]), "ggml_tallocr_is_measure(sched->tallocs[0])"); /* SCHED-28 */
     sched_split_graph(sched, measure_graph);
     sched_alloc_splits(sched);
     for (int i = 0; i < sched->n_backends; i++) {
@@ -611,7 +613,7 @@ int ggspec_backend_sched_get_n_splits(ggspec_backend_sched_t sched) {
 /* SCHED-31: the index of one of the scheduler's backends; a foreign backend aborts */
 static int sched_backend_index(ggspec_backend_sched_t sched, ggspec_backend_t backend) {
     const int i = sched_backend_prio(sched, backend);
-    GGSPEC_ASSERT(i >= 0 && i < sched->n_backends, "backend_index >= 0 && backend_index < sched->n_backends");
+    GGSPEC_ASSERT(i >= 0 && i < sched->n_backends, "backend_index >= 0 && backend_index < sched->n_backends"); /* SCHED-31 */
     return i;
 }
 

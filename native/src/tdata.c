@@ -29,33 +29,36 @@ static bool write_in_bounds(const struct ggspec_tensor * tensor, size_t offset, 
     return range_in(offset, size, ggspec_nbytes(tensor));
 }
 
+/* enforces TDATA-4 */
 void ggspec_backend_tensor_set(struct ggspec_tensor * tensor, const void * data, size_t offset, size_t size) {
     ggspec_backend_buffer_t buf = resolved_buffer(tensor);
     GGSPEC_FAULT_POINT(tensor_set);
 
-    GGSPEC_ASSERT(tensor->data != NULL, "tensor not allocated");
-    GGSPEC_ASSERT(buf != NULL, "tensor buffer not set");
-    GGSPEC_ASSERT(write_in_bounds(tensor, offset, size), "tensor write out of bounds");
+    GGSPEC_ASSERT(tensor->data != NULL, "tensor not allocated"); /* TDATA-1 */
+    GGSPEC_ASSERT(buf != NULL, "tensor buffer not set"); /* TDATA-2 */
+    GGSPEC_ASSERT(write_in_bounds(tensor, offset, size), "tensor write out of bounds"); /* TDATA-3 */
 
     buf->iface.set_tensor(buf, tensor, data, offset, size);
 }
 
+/* enforces TDATA-8 */
 void ggspec_backend_tensor_get(const struct ggspec_tensor * tensor, void * data, size_t offset, size_t size) {
     ggspec_backend_buffer_t buf = resolved_buffer(tensor);
     GGSPEC_FAULT_POINT(tensor_get);
 
-    GGSPEC_ASSERT(tensor->data != NULL, "tensor not allocated");
-    GGSPEC_ASSERT(buf != NULL, "tensor buffer not set");
-    GGSPEC_ASSERT(range_in(offset, size, ggspec_nbytes(tensor)), "tensor read out of bounds");
+    GGSPEC_ASSERT(tensor->data != NULL, "tensor not allocated"); /* TDATA-5 */
+    GGSPEC_ASSERT(buf != NULL, "tensor buffer not set"); /* TDATA-6 */
+    GGSPEC_ASSERT(range_in(offset, size, ggspec_nbytes(tensor)), "tensor read out of bounds"); /* TDATA-7 */
 
     buf->iface.get_tensor(buf, tensor, data, offset, size);
     GGSPEC_FAULT_CORRUPT(tensor_get, data, size);
 }
 
+/* enforces TDATA-13 */
 void ggspec_backend_tensor_set_async(ggspec_backend_t backend, struct ggspec_tensor * tensor,
                                      const void * data, size_t offset, size_t size) {
-    GGSPEC_ASSERT(tensor->data != NULL, "tensor not allocated");
-    GGSPEC_ASSERT(range_in(offset, size, ggspec_nbytes(tensor)), "tensor write out of bounds");
+    GGSPEC_ASSERT(tensor->data != NULL, "tensor not allocated"); /* TDATA-9 */
+    GGSPEC_ASSERT(range_in(offset, size, ggspec_nbytes(tensor)), "tensor write out of bounds"); /* TDATA-10 */
 
     if (backend->iface.set_tensor_async == NULL) {
         ggspec_backend_tensor_set(tensor, data, offset, size);
@@ -64,10 +67,11 @@ void ggspec_backend_tensor_set_async(ggspec_backend_t backend, struct ggspec_ten
     }
 }
 
+/* enforces TDATA-13 */
 void ggspec_backend_tensor_get_async(ggspec_backend_t backend, const struct ggspec_tensor * tensor,
                                      void * data, size_t offset, size_t size) {
-    GGSPEC_ASSERT(tensor->data != NULL, "tensor not allocated");
-    GGSPEC_ASSERT(range_in(offset, size, ggspec_nbytes(tensor)), "tensor read out of bounds");
+    GGSPEC_ASSERT(tensor->data != NULL, "tensor not allocated"); /* TDATA-11 */
+    GGSPEC_ASSERT(range_in(offset, size, ggspec_nbytes(tensor)), "tensor read out of bounds"); /* TDATA-12 */
 
     if (backend->iface.get_tensor_async == NULL) {
         ggspec_backend_tensor_get(tensor, data, offset, size);
@@ -77,12 +81,13 @@ void ggspec_backend_tensor_get_async(ggspec_backend_t backend, const struct ggsp
 }
 
 /* give a view (whose root is already placed) its buffer and address */
+/* enforces TDATA-18 */
 void ggspec_backend_view_init(ggspec_backend_buffer_t buffer, struct ggspec_tensor * tensor) {
-    GGSPEC_ASSERT(tensor->buffer == NULL, "tensor->buffer == NULL");
+    GGSPEC_ASSERT(tensor->buffer == NULL, "tensor->buffer == NULL"); /* TDATA-14 */
     /* data may already be set: views made after their root was placed get it at creation */
-    GGSPEC_ASSERT(tensor->view_src != NULL, "tensor->view_src != NULL");
-    GGSPEC_ASSERT(tensor->view_src->buffer != NULL, "tensor->view_src->buffer != NULL");
-    GGSPEC_ASSERT(tensor->view_src->data != NULL, "tensor->view_src->data != NULL");
+    GGSPEC_ASSERT(tensor->view_src != NULL, "tensor->view_src != NULL"); /* TDATA-15 */
+    GGSPEC_ASSERT(tensor->view_src->buffer != NULL, "tensor->view_src->buffer != NULL"); /* TDATA-16 */
+    GGSPEC_ASSERT(tensor->view_src->data != NULL, "tensor->view_src->data != NULL"); /* TDATA-17 */
 
     tensor->buffer  = buffer;
     tensor->data    = (char *)tensor->view_src->data + tensor->view_offs;
@@ -91,10 +96,11 @@ void ggspec_backend_view_init(ggspec_backend_buffer_t buffer, struct ggspec_tens
 }
 
 /* place a not yet placed, non-view tensor at addr inside buffer */
+/* enforces TDATA-24 */
 void ggspec_backend_tensor_alloc(ggspec_backend_buffer_t buffer, struct ggspec_tensor * tensor, void * addr) {
-    GGSPEC_ASSERT(tensor->buffer == NULL, "tensor->buffer == NULL");
-    GGSPEC_ASSERT(tensor->data == NULL, "tensor->data == NULL");
-    GGSPEC_ASSERT(tensor->view_src == NULL, "tensor->view_src == NULL");
+    GGSPEC_ASSERT(tensor->buffer == NULL, "tensor->buffer == NULL"); /* TDATA-19 */
+    GGSPEC_ASSERT(tensor->data == NULL, "tensor->data == NULL"); /* TDATA-20 */
+    GGSPEC_ASSERT(tensor->view_src == NULL, "tensor->view_src == NULL"); /* TDATA-21 */
     /* compared as integers: addr may come from anywhere, and C orders only pointers into one object */
     GGSPEC_ASSERT((uintptr_t)addr >= (uintptr_t)ggspec_backend_buffer_get_base(buffer),
                   "addr >= ggml_backend_buffer_get_base(buffer)");

@@ -50,6 +50,7 @@ __attribute__((constructor)) static void fault_at_load(void) {
 }
 #endif
 
+/* enforces CORE-79 */
 struct ggspec_context * ggspec_init(struct ggspec_init_params params) {
     GGSPEC_FAULT_POINT(init);
     struct ggspec_context * ctx = malloc(sizeof(*ctx));
@@ -65,7 +66,7 @@ struct ggspec_context * ggspec_init(struct ggspec_init_params params) {
             mem = aligned_alloc(GGSPEC_MEM_ALIGN, mem_size);
         }
     }
-    GGSPEC_ASSERT(mem != NULL, "ctx->mem_buffer != NULL");
+    GGSPEC_ASSERT(mem != NULL, "ctx->mem_buffer != NULL"); /* CORE-79 */
 
     *ctx = (struct ggspec_context) {
         .mem_size         = mem_size,
@@ -140,6 +141,7 @@ static void * pool_take(struct ggspec_context * ctx, enum ggspec_object_kind kin
     return (char *)ctx->mem_buffer + rec->offs;
 }
 
+/* enforces CORE-3 */
 size_t ggspec_nbytes(const struct ggspec_tensor * tensor) {
     /* the span from the first byte to one past the last byte the tensor touches */
     const size_t blck = (size_t)ggspec_blck_size(tensor->type);
@@ -222,6 +224,7 @@ struct ggspec_tensor * ggspec_internal_new_tensor(struct ggspec_context * ctx, e
     return t;
 }
 
+/* enforces CORE-2 */
 struct ggspec_tensor * ggspec_new_tensor(struct ggspec_context * ctx, enum ggspec_type type,
                                          int n_dims, const int64_t * ne) {
     return ggspec_internal_new_tensor(ctx, type, n_dims, ne, NULL, 0);
@@ -255,6 +258,7 @@ const char * ggspec_get_name(const struct ggspec_tensor * tensor) {
     return tensor->name;
 }
 
+/* enforces CORE-80 */
 struct ggspec_tensor * ggspec_set_name(struct ggspec_tensor * tensor, const char * name) {
     /* truncated to GGSPEC_MAX_NAME - 1 characters, always terminated */
     size_t n = strlen(name);
