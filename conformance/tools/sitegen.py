@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,16 +74,22 @@ def _paragraphs(lines: list[str]) -> list[str]:
     return paras
 
 
+def _scan(text: str) -> Iterator[tuple[str, re.Match[str] | None, bool]]:
+    """Each line of a chapter: the line, its clause head's match (None for any other line and
+    inside a ``` fence), and whether it is inside a fence."""
+    in_fence = False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            in_fence = not in_fence
+        yield line, None if in_fence else _HEAD.match(line), in_fence
+
+
 def read_chapter(text: str, chapter: str) -> list[ClauseText]:
     """The clauses of one chapter with their keys (any `- key: value` line of the head) and prose."""
     clauses: list[ClauseText] = []
     cur: ClauseText | None = None
     in_head = False
-    in_fence = False
-    for line in text.splitlines():
-        if line.startswith("```"):
-            in_fence = not in_fence
-        m = None if in_fence else _HEAD.match(line)
+    for line, m, in_fence in _scan(text):
         if m is not None:
             cur = ClauseText(m.group(1), m.group(2).strip(), chapter, {})
             clauses.append(cur)
@@ -143,11 +149,7 @@ def chapter_title(path: Path) -> str:
 def anchored_chapter(text: str) -> str:
     """The chapter with a MyST target `(ID)=` before each clause head."""
     out: list[str] = []
-    in_fence = False
-    for line in text.splitlines():
-        if line.startswith("```"):
-            in_fence = not in_fence
-        m = None if in_fence else _HEAD.match(line)
+    for line, m, _ in _scan(text):
         if m is not None:
             cid = m.group(1)
             out += [f"({cid})=", ""]
