@@ -48,6 +48,9 @@ from .webgpu_device import _WebGPUDevice, is_plain
 
 #: the run's target, whose shipped device the reference is shaped after (inherited by workers)
 DEVICE_OF_ENV = "GGSPEC_DEVICE_OF"
+#: a file to which each example that made the device (`made`) and each graph the device computed
+#: (`computed`) appends one line: how many examples really ran on it (bench/vulkan_tally.py)
+TALLY_ENV = "GGSPEC_DEVICE_TALLY"
 #: lavapipe's minStorageBufferOffsetAlignment, what the Vulkan buffer type's get_alignment returns
 VULKAN_ALIGNMENT = 16
 
@@ -135,6 +138,17 @@ class Shipped:
     count_symbol: str
     #: a check of the machine (None: a device is there; else what is missing, in words)
     probe: Callable[[], str | None]
+
+
+def tally(event: str) -> None:
+    """Append `event` to $GGSPEC_DEVICE_TALLY, if set (one write: forked workers may share it)."""
+    path = os.environ.get(TALLY_ENV)
+    if path:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, f"{event}\n".encode())
+        finally:
+            os.close(fd)
 
 
 def _shape(name: str, kernels: Callable[[Tensor], bool]) -> VDevParams:
@@ -249,6 +263,7 @@ class _ShippedDevice(_WebGPUDevice):
             raise MissingSymbol(t.name, f"a {self.shipped.name} device ({self.shipped.init_symbol}(0) returned NULL)")
         backend = t.ffi.cast(f"{t.p}backend_t", ptr)
         self.backend = backend
+        tally("made")
         return backend
 
     @property
@@ -287,7 +302,10 @@ class _ShippedDevice(_WebGPUDevice):
 
     def compute(self, backend: Any, graph: Any) -> bool:
         ok = bool(self.graph_compute(backend, graph))
-        if not ok and self._is_webgpu_backend(backend):
+        on_device = self._is_webgpu_backend(backend)
+        if on_device and self.is_c:
+            tally("computed" if ok else "refused")
+        if not ok and on_device:
             raise DeviceRefused(self.target.name, f"graph_compute of this graph on the {self.shipped.name} device "
                                 "(an operation or layout its supports_op refuses)")
         return ok
