@@ -54,14 +54,16 @@ DEFECTS = {
 #: splits, so SCHED-25's callback run and SCHED-32's weights run log other entries; under DEDUP
 #: a split copies a repeated input once per use, an extra set_tensor_async on the device's log
 #: of every check that computes such a graph; under EVAL_BATCH a range's graph_compute holds one
-#: node less (an empty range computes none), which SCHED-25's callback run logs too.
+#: node less (an empty range computes none), which SCHED-25's callback run logs too, and so does
+#: SCHED-22's fixture check, which asks the callback for every node to judge each where it is
+#: computed (every range is one node: none is computed).
 DOWNSTREAM = {
     "GGSPEC_DEFECT_SCHED_PASS2": {"SCHED-7", "SCHED-12", "SCHED-13", "SCHED-17", "SCHED-19", "SCHED-22", "SCHED-38",
                                   "SCHED-25", "SCHED-32"},
     "GGSPEC_DEFECT_SCHED_DEDUP": {"SCHED-7", "SCHED-8", "SCHED-9", "SCHED-10", "SCHED-11", "SCHED-12", "SCHED-13",
                                   "SCHED-19", "SCHED-20", "SCHED-21", "SCHED-22", "SCHED-24", "SCHED-25", "SCHED-26",
                                   "SCHED-30", "SCHED-32"},
-    "GGSPEC_DEFECT_SCHED_EVAL_BATCH": {"SCHED-25"},
+    "GGSPEC_DEFECT_SCHED_EVAL_BATCH": {"SCHED-25", "SCHED-22"},
 }
 
 
