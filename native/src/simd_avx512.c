@@ -344,7 +344,7 @@ static void quantize_row_q8_0(const float * x, void * vy, int64_t k) {
 #pragma GCC pop_options
 
 /*
- * Two kernels are the AVX2 form's (ggspec_simd_avx512 sets them), as they measured faster:
+ * Four kernels stay the AVX2 form's (ggspec_simd_avx512 starts from its table), as they measured faster:
  *   - dot2x2_q4_0_q8_0: four products at a time need more than zmm0 .. zmm15 (LOW_REGISTERS_ONLY);
  *     the 512-bit form, which gcc compiled onto zmm16 .. zmm31, took MUL_MAT Q4_0 256 from
  *     0.9 ms (when it was kept to 16 registers with -ffixed-xmm16..31) to 4.0 ms;
@@ -354,35 +354,26 @@ static void quantize_row_q8_0(const float * x, void * vy, int64_t k) {
  *     doubles) the 512-bit form could keep only as one chain of eight, latency-bound (NORM 1M:
  *     1.18 ms against 0.92 ms); a faster order would change NORM's bits from the AVX2 path's.
  */
-static struct ggspec_simd avx512_kernels = {
-    .name           = "avx512",
-    .gemm           = gemm,
-    .dot_q4_0_q8_0  = dot_q4_0_q8_0,
-    .dot_q8_0_q8_0  = dot_q8_0_q8_0,
-    .dot2x2_q4_0_q8_0 = NULL,
-    .quantize_q8_0  = quantize_row_q8_0,
-    .fp32_to_fp16   = fp32_to_fp16,
-    .add_f32        = add_f32,
-    .mul_f32        = mul_f32,
-    .lookup_f16     = NULL,
-    .sum_f32        = NULL,
-    .sum_sq_dev_f32 = NULL,
-    .max_f32        = max_f32,
-};
-
-/* called once, by simd.c's choice of kernels */
+/* called once, by simd.c's choice of kernels: AVX2's table, the kernels of this file in place of theirs */
 const struct ggspec_simd * ggspec_simd_avx512(void) {
+    static struct ggspec_simd avx512_kernels;
     const struct ggspec_simd * avx2 = ggspec_simd_avx2();
     __builtin_cpu_init();
-    if (avx2 != NULL && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl")) {
-        avx512_kernels.dot2x2_q4_0_q8_0 = avx2->dot2x2_q4_0_q8_0;
-        avx512_kernels.lookup_f16 = avx2->lookup_f16;
-        avx512_kernels.sum_f32 = avx2->sum_f32;
-        avx512_kernels.sum_sq_dev_f32 = avx2->sum_sq_dev_f32;
-        return &avx512_kernels;
+    if (avx2 == NULL || !__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+        !__builtin_cpu_supports("avx512vl")) {
+        return NULL;
     }
-    return NULL;
+    avx512_kernels = *avx2;
+    avx512_kernels.name = "avx512";
+    avx512_kernels.gemm = gemm;
+    avx512_kernels.dot_q4_0_q8_0 = dot_q4_0_q8_0;
+    avx512_kernels.dot_q8_0_q8_0 = dot_q8_0_q8_0;
+    avx512_kernels.quantize_q8_0 = quantize_row_q8_0;
+    avx512_kernels.fp32_to_fp16 = fp32_to_fp16;
+    avx512_kernels.add_f32 = add_f32;
+    avx512_kernels.mul_f32 = mul_f32;
+    avx512_kernels.max_f32 = max_f32;
+    return &avx512_kernels;
 }
 
 #else
