@@ -36,7 +36,9 @@ Handle = Any
 #: the environment variable `ggspec check --device` sets for the run; forked workers inherit it
 #: (adapters/webgpu_device.py gives a target the WebGPU device where it says `webgpu`)
 DEVICE_ENV = "GGSPEC_DEVICE"
-DEVICES = ("vdev", "webgpu")
+#: `vdev` and `webgpu` are devices ggspec builds; `vulkan` is one a target ships (its own Vulkan
+#: backend: adapters/vulkan_device.py, whose SHIPPED table can later name Metal or CUDA)
+DEVICES = ("vdev", "webgpu", "vulkan")
 
 
 def selected_device() -> str:

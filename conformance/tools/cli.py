@@ -15,6 +15,7 @@ from typing import NoReturn
 from ggspec.reference.clauses import Profile
 
 from ..adapters import TARGETS, default_profile, external_target_name
+from ..adapters.vulkan_device import unavailable as shipped_device_missing
 from ..engine.results import (
     DEFAULT_CHECK_BUDGET,
     DEFAULT_TIMEOUT,
@@ -80,6 +81,9 @@ def _check(args: argparse.Namespace) -> int:
     saved = os.environ.get(DEVICE_ENV)
     if args.device != "vdev":
         os.environ[DEVICE_ENV] = args.device
+    missing = shipped_device_missing(args.device, str(args.target))
+    if missing:
+        _note(missing)
     try:
         return _check_run(args)
     finally:
@@ -155,6 +159,9 @@ def _check_run(args: argparse.Namespace) -> int:
 
         write_html(Path(args.html), data, docs_base(args.docs_url))
     status = outcome.status
+    if outcome.harness:  # ggspec's own failure: one line, no verdict (exit 3)
+        print(f"verdict: none: {outcome.harness}", flush=True)
+        return status
     if outcome.interrupted:
         print(f"INTERRUPTED by {outcome.interrupted}: {len(results)} check(s) finished", flush=True)
         print(report.verdict_line(found, outcome.interrupted), flush=True)
@@ -169,13 +176,20 @@ def _check_run(args: argparse.Namespace) -> int:
         print(f"\n{len(outcome.failing)} clause(s) failing: {' '.join(v.id for v in outcome.failing)}", file=sys.stderr)
         print(f"replay a check with the reproducer in its detail (--json FILE keeps them); seed {cfg.seed}",
               file=sys.stderr)
+    flaky = report.flaky_line(results)
+    if flaky:
+        print(flaky, file=sys.stderr)
     repro = _c_reproducer_lines(results) if outcome.changes is None else []
     if repro and cfg.repro_dir:  # listed in the run's folder, not scrolled over the verdict
         listing = Path(cfg.repro_dir) / "c-reproducers.txt"
-        listing.parent.mkdir(parents=True, exist_ok=True)
-        listing.write_text("\n".join(repro) + "\n", encoding="utf-8")
-        print(f"{sum(ln.split(': ', 1)[-1].startswith('C reproducer:') for ln in repro)} C reproducer(s) "
-              f"with their gcc lines: {listing}", file=sys.stderr)
+        try:
+            listing.parent.mkdir(parents=True, exist_ok=True)
+            listing.write_text("\n".join(repro) + "\n", encoding="utf-8")
+            print(f"{sum(ln.split(': ', 1)[-1].startswith('C reproducer:') for ln in repro)} C reproducer(s) "
+                  f"with their gcc lines: {listing}", file=sys.stderr)
+        except OSError as exc:  # the verdict still stands, and is printed
+            print(f"ggspec check: could not write the list of C reproducers to {listing}: "
+                  f"{exc.strerror or exc} (the details above hold them)", file=sys.stderr)
     sys.stderr.flush()
     if outcome.changes is None:
         print(f"verdict: {outcome.gave_up}" if outcome.gave_up else report.verdict_line(found), flush=True)
@@ -354,7 +368,8 @@ def main(argv: list[str] | None = None) -> int:
     chk.add_argument("--profile", choices=[p.value for p in Profile], help="semantics to expect (default: the target's)")
     chk.add_argument("--size", choices=sorted(PROFILES), default="dev", help="run size: examples per check")
     chk.add_argument("--device", choices=list(DEVICES), default="vdev",
-                     help="the device behind a check's plain virtual device (docs/webgpu.md)")
+                     help="the device behind a check's plain virtual device: vdev (the mock), webgpu (ours, "
+                          "docs/webgpu.md) or vulkan (the target's own Vulkan backend, docs/vulkan-port.md)")
     chk.add_argument("--max-examples", metavar="N", type=int, help="examples per check, instead of --size's")
     chk.add_argument("--seed", metavar="N", type=int, help="hypothesis seed (printed when not given)")
     chk.add_argument("--reuse-from", metavar="REPORT",

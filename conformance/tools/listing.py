@@ -97,6 +97,10 @@ def target_lines() -> list[str]:
     out += ["", "target forms with parts (default profile fixed, no known-failures file):"]
     for form, what, _, _ in forms:
         out += [f"  {form}", *textwrap.wrap(what, 96, initial_indent="      ", subsequent_indent="      ")]
+    from ..adapters.vulkan_device import SHIPPED
+
+    out += ["", "devices (check --device): vdev (the mock, every target), webgpu (ours, docs/webgpu.md),"]
+    out += [f"  {d.name} (the target's own: {', '.join(d.shapes)})" for d in SHIPPED.values()]
     out += ["", "rc8 and the pip builds are fetched and built once, under $GGSPEC_CACHE (default "
                 "~/.cache/ggspec).", "compare takes NAME@PROFILE (rc8@fixed); check takes --profile."]
     return out

@@ -13,6 +13,7 @@ from typing import Any
 
 from ggspec.reference.clauses import Profile
 
+from ..adapters.vulkan_device import note_target
 from ..engine import isolate
 from ..engine.differential import RunState, differential
 from ..engine.registry import CHECKS
@@ -50,6 +51,7 @@ def replay(check_name: str, target: str, profile: str, args: dict[str, Any], tim
 
     def worker() -> tuple[str, str]:
         os.environ[DEVICE_ENV] = device  # in the worker only: the caller's environment is untouched
+        note_target(target)  # a device the target ships: the reference takes its shape (vulkan_device.py)
         return _here(check_name, target, profile, args, state)
 
     forked = isolate.run_forked(worker, timeout=timeout + 5, reports=False, full_args=True)
