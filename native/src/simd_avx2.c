@@ -158,31 +158,15 @@ static __m256i block_q8_0_q8_0(const struct block_q8_0 * x, const struct block_q
     return _mm256_add_epi32(lo, hi);
 }
 
-/*
- * The quantized dot products: each block's integer sum s exact, then Σ s·(dx·dy) in F32 (dx·dy
- * is exact: two 11-bit significands), several blocks at a time in F32 lanes, then the lanes and
- * the blocks left over, in a fixed order. Q8_0 . Q8_0 here, eight blocks at a time.
- */
-static float dot_q8_0_q8_0(int64_t n, const void * vx, const void * vy) {
-    const struct block_q8_0 * x = vx;
-    const struct block_q8_0 * y = vy;
-    const int64_t nb = n / GGSPEC_QK8_0;
-    __m256 acc = _mm256_setzero_ps();
-    int64_t b = 0;
-    for (; b + 8 <= nb; b += 8) {
-        const __m256i s8 = sum_lanes8(block_q8_0_q8_0(&x[b], &y[b]), block_q8_0_q8_0(&x[b + 1], &y[b + 1]),
-                                      block_q8_0_q8_0(&x[b + 2], &y[b + 2]), block_q8_0_q8_0(&x[b + 3], &y[b + 3]),
-                                      block_q8_0_q8_0(&x[b + 4], &y[b + 4]), block_q8_0_q8_0(&x[b + 5], &y[b + 5]),
-                                      block_q8_0_q8_0(&x[b + 6], &y[b + 6]), block_q8_0_q8_0(&x[b + 7], &y[b + 7]));
-        const __m256 d = _mm256_mul_ps(scales8(&x[b].d, sizeof(*x)), scales8(&y[b].d, sizeof(*y)));
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s8), d, acc);
-    }
-    float tail = 0.0f;
-    for (; b < nb; b++) {
-        const float d = _cvtsh_ss(x[b].d) * _cvtsh_ss(y[b].d);
-        tail = __builtin_fmaf((float)hsum_epi32(block_q8_0_q8_0(&x[b], &y[b])), d, tail);
-    }
-    return hsum_ps(acc) + tail;
+/* the exact integer sums of eight Q8_0 . Q8_0 blocks, one a lane, and of one */
+static __m256i q8_sums8(const struct block_q8_0 * x, const struct block_q8_0 * y) {
+    return sum_lanes8(block_q8_0_q8_0(&x[0], &y[0]), block_q8_0_q8_0(&x[1], &y[1]), block_q8_0_q8_0(&x[2], &y[2]),
+                      block_q8_0_q8_0(&x[3], &y[3]), block_q8_0_q8_0(&x[4], &y[4]), block_q8_0_q8_0(&x[5], &y[5]),
+                      block_q8_0_q8_0(&x[6], &y[6]), block_q8_0_q8_0(&x[7], &y[7]));
+}
+
+static int q8_sum(const struct block_q8_0 * x, const struct block_q8_0 * y) {
+    return hsum_epi32(block_q8_0_q8_0(x, y));
 }
 
 /*
@@ -218,27 +202,19 @@ static float q4_tail(__m256i p, ggspec_fp16_t dx, ggspec_fp16_t dy, float tail) 
     return __builtin_fmaf((float)hsum_epi32(p), _cvtsh_ss(dx) * _cvtsh_ss(dy), tail);
 }
 
-static float dot_q4_0_q8_0(int64_t n, const void * vx, const void * vy) {
-    const struct block_q4_0 * x = vx;
-    const struct block_q8_0 * y = vy;
-    const int64_t nb = n / GGSPEC_QK8_0;
-    __m128 acc = _mm_setzero_ps();
-    int64_t b = 0;
-    for (; b + 4 <= nb; b += 4) {
-        __m256i p[4];
-        for (int j = 0; j < 4; j++) {
-            const __m256i q = _mm256_loadu_si256((const __m256i *)y[b + j].qs);
-            p[j] = q4_partial(q4_values(&x[b + j]), q, _mm256_abs_epi8(q));
-        }
-        const __m128 d = _mm_mul_ps(scales4(&x[b].d, sizeof(*x)), scales4(&y[b].d, sizeof(*y)));
-        acc = _mm_fmadd_ps(_mm_cvtepi32_ps(sum_lanes4(p[0], p[1], p[2], p[3])), d, acc);
-    }
-    float tail = 0.0f;
-    for (; b < nb; b++) {
-        const __m256i q = _mm256_loadu_si256((const __m256i *)y[b].qs);
-        tail = q4_tail(q4_partial(q4_values(&x[b]), q, _mm256_abs_epi8(q)), x[b].d, y[b].d, tail);
-    }
-    return hsum4_ps(acc) + tail;
+/* one Q4_0 . Q8_0 block's eight partial sums */
+static __m256i q4_block(const struct block_q4_0 * x, const struct block_q8_0 * y) {
+    const __m256i q = _mm256_loadu_si256((const __m256i *)y->qs);
+    return q4_partial(q4_values(x), q, _mm256_abs_epi8(q));
+}
+
+/* the exact integer sums of four Q4_0 . Q8_0 blocks, one a lane, and of one */
+static __m128i q4_sums4(const struct block_q4_0 * x, const struct block_q8_0 * y) {
+    return sum_lanes4(q4_block(&x[0], &y[0]), q4_block(&x[1], &y[1]), q4_block(&x[2], &y[2]), q4_block(&x[3], &y[3]));
+}
+
+static int q4_sum(const struct block_q4_0 * x, const struct block_q8_0 * y) {
+    return hsum_epi32(q4_block(x, y));
 }
 
 /* out = { x0·y0, x1·y0, x0·y1, x1·y1 } */

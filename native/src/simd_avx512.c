@@ -210,32 +210,17 @@ static __m256i sum_lanes8(const __m512i v[8]) {
     return _mm512_castsi512_si256(_mm512_permutexvar_epi32(order, t));
 }
 
-/*
- * Q8_0 . Q8_0: as the AVX2 form, eight blocks at a time: their exact integer sums times dx·dy
- * (exact) into eight F32 lanes, then the lanes, plus the leftover blocks' FMA chain.
- */
-static float dot_q8_0_q8_0(int64_t n, const void * vx, const void * vy) {
-    const struct block_q8_0 * x = vx;
-    const struct block_q8_0 * y = vy;
-    const int64_t nb = n / GGSPEC_QK8_0;
-    __m256 acc = _mm256_setzero_ps();
-    int64_t b = 0;
-    for (; b + 8 <= nb; b += 8) {
-        LOW_REGISTERS_ONLY();
-        __m512i p[8];
-        for (int j = 0; j < 8; j++) {
-            p[j] = block_q8_0_q8_0(&x[b + j], &y[b + j]);
-        }
-        const __m256 d = _mm256_mul_ps(scales8(&x[b].d, sizeof(*x)), scales8(&y[b].d, sizeof(*y)));
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_lanes8(p)), d, acc);
+/* the exact integer sums of eight Q8_0 . Q8_0 blocks, one a lane, and of one */
+static __m256i q8_sums8(const struct block_q8_0 * x, const struct block_q8_0 * y) {
+    __m512i p[8];
+    for (int j = 0; j < 8; j++) {
+        p[j] = block_q8_0_q8_0(&x[j], &y[j]);
     }
-    float tail = 0.0f;
-    for (; b < nb; b++) {
-        LOW_REGISTERS_ONLY();
-        const float d = _cvtsh_ss(x[b].d) * _cvtsh_ss(y[b].d);
-        tail = __builtin_fmaf((float)_mm512_reduce_add_epi32(block_q8_0_q8_0(&x[b], &y[b])), d, tail);
-    }
-    return hsum_ps(acc) + tail;
+    return sum_lanes8(p);
+}
+
+static int q8_sum(const struct block_q8_0 * x, const struct block_q8_0 * y) {
+    return _mm512_reduce_add_epi32(block_q8_0_q8_0(x, y));
 }
 
 /*
@@ -274,8 +259,16 @@ static __m128i sum_lanes4(__m512i a, __m512i b) {
     return _mm512_castsi512_si128(_mm512_permutexvar_epi32(order, r));
 }
 
-/* one leftover block's term: its exact sum (of the 256-bit partials p) times dx·dy, added to tail */
-static float q4_tail(const struct block_q4_0 * x, const struct block_q8_0 * y, float tail) {
+/* the exact integer sums of four Q4_0 . Q8_0 blocks, one a lane (two blocks to a register) */
+static __m128i q4_sums4(const struct block_q4_0 * x, const struct block_q8_0 * y) {
+    const __m512i q0 = q8_pair(&y[0]), q1 = q8_pair(&y[2]);
+    const __m512i p0 = q4_partial(q4_pair(&x[0]), q0, _mm512_abs_epi8(q0));
+    const __m512i p1 = q4_partial(q4_pair(&x[2]), q1, _mm512_abs_epi8(q1));
+    return sum_lanes4(p0, p1);
+}
+
+/* one leftover block's exact sum, with 256-bit partials */
+static int q4_sum(const struct block_q4_0 * x, const struct block_q8_0 * y) {
     const __m128i packed = _mm_loadu_si128((const __m128i *)x->qs);
     const __m256i codes = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed), _mm256_set1_epi8(0x0f));
     const __m256i v = _mm256_sub_epi8(codes, _mm256_set1_epi8(8));
@@ -284,29 +277,7 @@ static float q4_tail(const struct block_q4_0 * x, const struct block_q8_0 * y, f
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(p), _mm256_extracti128_si256(p, 1));
     s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
     s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
-    return __builtin_fmaf((float)_mm_cvtsi128_si32(s), _cvtsh_ss(x->d) * _cvtsh_ss(y->d), tail);
-}
-
-static float dot_q4_0_q8_0(int64_t n, const void * vx, const void * vy) {
-    const struct block_q4_0 * x = vx;
-    const struct block_q8_0 * y = vy;
-    const int64_t nb = n / GGSPEC_QK8_0;
-    __m128 acc = _mm_setzero_ps();
-    int64_t b = 0;
-    for (; b + 4 <= nb; b += 4) {
-        LOW_REGISTERS_ONLY();
-        const __m512i q0 = q8_pair(&y[b]), q1 = q8_pair(&y[b + 2]);
-        const __m512i p0 = q4_partial(q4_pair(&x[b]), q0, _mm512_abs_epi8(q0));
-        const __m512i p1 = q4_partial(q4_pair(&x[b + 2]), q1, _mm512_abs_epi8(q1));
-        const __m128 d = _mm_mul_ps(scales4(&x[b].d, sizeof(*x)), scales4(&y[b].d, sizeof(*y)));
-        acc = _mm_fmadd_ps(_mm_cvtepi32_ps(sum_lanes4(p0, p1)), d, acc);
-    }
-    float tail = 0.0f;
-    for (; b < nb; b++) {
-        LOW_REGISTERS_ONLY();
-        tail = q4_tail(&x[b], &y[b], tail);
-    }
-    return hsum4_ps(acc) + tail;
+    return _mm_cvtsi128_si32(s);
 }
 
 /* --- the element-wise kernels ------------------------------------------------------------------ */

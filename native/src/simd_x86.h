@@ -112,6 +112,59 @@ static __m128 scales4(const ggspec_fp16_t * d, size_t size) {
 }
 #undef SCALE_D
 
+/*
+ * The quantized dot products: each block's integer sum exact, then Σ s·(dx·dy) in F32 (dx·dy is
+ * exact: two 11-bit significands), eight (Q8_0) or four (Q4_0) blocks at a time in F32 lanes,
+ * then the lanes, plus the leftover blocks' FMA chain, in this one order on both widths. Each
+ * file gives the exact integer sums, one block a lane:
+ */
+static __m256i q8_sums8(const struct block_q8_0 * x, const struct block_q8_0 * y);
+static int     q8_sum(const struct block_q8_0 * x, const struct block_q8_0 * y);
+static __m128i q4_sums4(const struct block_q4_0 * x, const struct block_q8_0 * y);
+static int     q4_sum(const struct block_q4_0 * x, const struct block_q8_0 * y);
+
+static float dot_q8_0_q8_0(int64_t n, const void * vx, const void * vy) {
+    const struct block_q8_0 * x = vx;
+    const struct block_q8_0 * y = vy;
+    const int64_t nb = n / GGSPEC_QK8_0;
+    __m256 acc = _mm256_setzero_ps();
+    int64_t b = 0;
+    for (; b + 8 <= nb; b += 8) {
+        LOOP_START();
+        const __m256i s8 = q8_sums8(&x[b], &y[b]);
+        const __m256 d = _mm256_mul_ps(scales8(&x[b].d, sizeof(*x)), scales8(&y[b].d, sizeof(*y)));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s8), d, acc);
+    }
+    float tail = 0.0f;
+    for (; b < nb; b++) {
+        LOOP_START();
+        const float d = _cvtsh_ss(x[b].d) * _cvtsh_ss(y[b].d);
+        tail = __builtin_fmaf((float)q8_sum(&x[b], &y[b]), d, tail);
+    }
+    return hsum_ps(acc) + tail;
+}
+
+static float dot_q4_0_q8_0(int64_t n, const void * vx, const void * vy) {
+    const struct block_q4_0 * x = vx;
+    const struct block_q8_0 * y = vy;
+    const int64_t nb = n / GGSPEC_QK8_0;
+    __m128 acc = _mm_setzero_ps();
+    int64_t b = 0;
+    for (; b + 4 <= nb; b += 4) {
+        LOOP_START();
+        const __m128i s4 = q4_sums4(&x[b], &y[b]);
+        const __m128 d = _mm_mul_ps(scales4(&x[b].d, sizeof(*x)), scales4(&y[b].d, sizeof(*y)));
+        acc = _mm_fmadd_ps(_mm_cvtepi32_ps(s4), d, acc);
+    }
+    float tail = 0.0f;
+    for (; b < nb; b++) {
+        LOOP_START();
+        const float d = _cvtsh_ss(x[b].d) * _cvtsh_ss(y[b].d);
+        tail = __builtin_fmaf((float)q4_sum(&x[b], &y[b]), d, tail);
+    }
+    return hsum4_ps(acc) + tail;
+}
+
 /* --- the element-wise kernels: exact per element, W lanes at a time ------------------------- */
 
 /* F16C rounds to nearest even as ggspec_fp32_to_fp16 does; W values holding a NaN go through
