@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NoReturn
 
@@ -62,30 +63,27 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def _target_name(args: argparse.Namespace) -> str:
+def _target_name(target: str, include: str | None, lib: str | None, prefix: str | None) -> str:
     """`--target external --include DIR --lib FILE --prefix P` names an external build."""
-    given = [o for o in ("include", "lib", "prefix") if getattr(args, o)]
-    if args.target == "external":
-        if len(given) != 3:
+    given = [o for o, v in (("include", include), ("lib", lib), ("prefix", prefix)) if v]
+    if target == "external":
+        if include is None or lib is None or prefix is None:
             raise ValueError("--target external needs --include DIR, --lib FILE and --prefix PREFIX")
-        return external_target_name(args.include, args.lib, args.prefix)
+        return external_target_name(include, lib, prefix)
     if given:
         raise ValueError(f"--{given[0]} is for --target external only")
-    return resolve_target(str(args.target), TARGETS)
+    return resolve_target(str(target), TARGETS)
 
 
-def _check(args: argparse.Namespace) -> int:
-    """`ggspec check`; `--device` reaches every worker through `$GGSPEC_DEVICE`
-    (adapters/webgpu_device.py), set for the run only, so an in-process caller's later targets
-    are not changed by it."""
+@contextlib.contextmanager
+def _device_for_the_run(device: str) -> Iterator[None]:
+    """`--device` reaches every worker through `$GGSPEC_DEVICE` (adapters/webgpu_device.py), set
+    for the run only, so an in-process caller's later targets are not changed by it."""
     saved = os.environ.get(DEVICE_ENV)
-    if args.device != "vdev":
-        os.environ[DEVICE_ENV] = args.device
-    missing = shipped_device_missing(args.device, str(args.target))
-    if missing:
-        _note(missing)
+    if device != "vdev":
+        os.environ[DEVICE_ENV] = device
     try:
-        return _check_run(args)
+        yield
     finally:
         if saved is None:
             os.environ.pop(DEVICE_ENV, None)
@@ -96,7 +94,8 @@ def _check(args: argparse.Namespace) -> int:
 def _options(args: argparse.Namespace) -> Options:
     """`ggspec check`'s options, as run/plan.py takes them."""
     return Options(
-        target=_target_name(args), profile=args.profile, size=args.size, max_examples=args.max_examples, seed=args.seed,
+        target=_target_name(args.target, args.include, args.lib, args.prefix), profile=args.profile, size=args.size,
+        max_examples=args.max_examples, seed=args.seed,
         derandomize=args.derandomize, select=tuple(args.select or ()), deselect=tuple(args.deselect or ()),
         changed=args.changed, shard=args.shard, known=args.known, no_known=args.no_known, baseline=args.baseline,
         reuse_from=args.reuse_from, no_cache=args.no_cache, device=args.device, timeout=args.timeout,
@@ -130,70 +129,74 @@ def _progress(plan: Plan) -> Callable[[str], None]:
     return line
 
 
-def _check_run(args: argparse.Namespace) -> int:
+def _check(args: argparse.Namespace) -> int:
     """`ggspec check`: parse (here), plan and run (run/), print and write (reports/)."""
     from ..run.execute import execute, report_json
 
-    plan = make_plan(_options(args))
-    if plan.changed_lines:  # --changed: which checks the changes reach, and why
-        print("ggspec check " + "\n".join(plan.changed_lines), file=sys.stderr, flush=True)
-    if plan.nothing_to_run:
-        print(f"ggspec check: nothing to run: no check can see the changes since {args.changed}", file=sys.stderr)
-        return 0
-    outcome = execute(plan, progress=None if args.quiet else _progress(plan),
-                      note=_note if not args.quiet else _quiet_note)
-    found, results, cfg = outcome.found, outcome.results, plan.cfg
-    data = report_json(plan, outcome) if args.json or args.html else None
-    print(report.table(found, cfg, results, verbose=args.verbose, seconds=outcome.seconds, device=plan.options.device))
-    if outcome.changes is not None:
-        from ..reports import baseline
+    with _device_for_the_run(args.device):
+        missing = shipped_device_missing(args.device, str(args.target))
+        if missing:
+            _note(missing)
+        plan = make_plan(_options(args))
+        if plan.changed_lines:  # --changed: which checks the changes reach, and why
+            print("ggspec check " + "\n".join(plan.changed_lines), file=sys.stderr, flush=True)
+        if plan.nothing_to_run:
+            print(f"ggspec check: nothing to run: no check can see the changes since {args.changed}", file=sys.stderr)
+            return 0
+        outcome = execute(plan, progress=None if args.quiet else _progress(plan),
+                          note=_note if not args.quiet else _quiet_note)
+        found, results, cfg = outcome.found, outcome.results, plan.cfg
+        data = report_json(plan, outcome) if args.json or args.html else None
+        print(report.table(found, cfg, results, verbose=args.verbose, seconds=outcome.seconds, device=plan.options.device))
+        if outcome.changes is not None:
+            from ..reports import baseline
 
-        print("\n".join(baseline.lines(outcome.changes, args.baseline)))
-    if args.json:
-        Path(args.json).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    if args.junit:
-        report.write_junit(Path(args.junit), found, cfg, results, seconds=outcome.seconds,
-                           interrupted=outcome.interrupted)
-    if args.html and data is not None:
-        from ..reports.html import docs_base, write_html
+            print("\n".join(baseline.lines(outcome.changes, args.baseline)))
+        if args.json:
+            Path(args.json).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        if args.junit:
+            report.write_junit(Path(args.junit), found, cfg, results, seconds=outcome.seconds,
+                               interrupted=outcome.interrupted)
+        if args.html and data is not None:
+            from ..reports.html import docs_base, write_html
 
-        write_html(Path(args.html), data, docs_base(args.docs_url))
-    status = outcome.status
-    if outcome.harness:  # ggspec's own failure: one line, no verdict (exit 3)
-        print(f"verdict: none: {outcome.harness}", flush=True)
+            write_html(Path(args.html), data, docs_base(args.docs_url))
+        status = outcome.status
+        if outcome.harness:  # ggspec's own failure: one line, no verdict (exit 3)
+            print(f"verdict: none: {outcome.harness}", flush=True)
+            return status
+        if outcome.interrupted:
+            print(f"INTERRUPTED by {outcome.interrupted}: {len(results)} check(s) finished", flush=True)
+            print(report.verdict_line(found, outcome.interrupted), flush=True)
+            return status
+        if outcome.load_error:
+            return status
+        xpass = [v for v in found if v.status == "xpass"]
+        if xpass and outcome.changes is None:
+            print(f"\n{len(xpass)} known failure(s) passed (xpass{', an error under --strict' if args.strict else ''}): "
+                  f"{' '.join(v.id for v in xpass)}", file=sys.stderr)
+        if outcome.failing and outcome.changes is None:
+            print(f"\n{len(outcome.failing)} clause(s) failing: {' '.join(v.id for v in outcome.failing)}", file=sys.stderr)
+            print(f"replay a check with the reproducer in its detail (--json FILE keeps them); seed {cfg.seed}",
+                  file=sys.stderr)
+        flaky = report.flaky_line(results)
+        if flaky:
+            print(flaky, file=sys.stderr)
+        repro = _c_reproducer_lines(results) if outcome.changes is None else []
+        if repro and cfg.repro_dir:  # listed in the run's folder, not scrolled over the verdict
+            listing = Path(cfg.repro_dir) / "c-reproducers.txt"
+            try:
+                listing.parent.mkdir(parents=True, exist_ok=True)
+                listing.write_text("\n".join(repro) + "\n", encoding="utf-8")
+                print(f"{sum(ln.split(': ', 1)[-1].startswith('C reproducer:') for ln in repro)} C reproducer(s) "
+                      f"with their gcc lines: {listing}", file=sys.stderr)
+            except OSError as exc:  # the verdict still stands, and is printed
+                print(f"ggspec check: could not write the list of C reproducers to {listing}: "
+                      f"{exc.strerror or exc} (the details above hold them)", file=sys.stderr)
+        sys.stderr.flush()
+        if outcome.changes is None:
+            print(f"verdict: {outcome.gave_up}" if outcome.gave_up else report.verdict_line(found), flush=True)
         return status
-    if outcome.interrupted:
-        print(f"INTERRUPTED by {outcome.interrupted}: {len(results)} check(s) finished", flush=True)
-        print(report.verdict_line(found, outcome.interrupted), flush=True)
-        return status
-    if outcome.load_error:
-        return status
-    xpass = [v for v in found if v.status == "xpass"]
-    if xpass and outcome.changes is None:
-        print(f"\n{len(xpass)} known failure(s) passed (xpass{', an error under --strict' if args.strict else ''}): "
-              f"{' '.join(v.id for v in xpass)}", file=sys.stderr)
-    if outcome.failing and outcome.changes is None:
-        print(f"\n{len(outcome.failing)} clause(s) failing: {' '.join(v.id for v in outcome.failing)}", file=sys.stderr)
-        print(f"replay a check with the reproducer in its detail (--json FILE keeps them); seed {cfg.seed}",
-              file=sys.stderr)
-    flaky = report.flaky_line(results)
-    if flaky:
-        print(flaky, file=sys.stderr)
-    repro = _c_reproducer_lines(results) if outcome.changes is None else []
-    if repro and cfg.repro_dir:  # listed in the run's folder, not scrolled over the verdict
-        listing = Path(cfg.repro_dir) / "c-reproducers.txt"
-        try:
-            listing.parent.mkdir(parents=True, exist_ok=True)
-            listing.write_text("\n".join(repro) + "\n", encoding="utf-8")
-            print(f"{sum(ln.split(': ', 1)[-1].startswith('C reproducer:') for ln in repro)} C reproducer(s) "
-                  f"with their gcc lines: {listing}", file=sys.stderr)
-        except OSError as exc:  # the verdict still stands, and is printed
-            print(f"ggspec check: could not write the list of C reproducers to {listing}: "
-                  f"{exc.strerror or exc} (the details above hold them)", file=sys.stderr)
-    sys.stderr.flush()
-    if outcome.changes is None:
-        print(f"verdict: {outcome.gave_up}" if outcome.gave_up else report.verdict_line(found), flush=True)
-    return status
 
 
 def _quiet_note(line: str) -> None:
@@ -267,7 +270,7 @@ def _replay(args: argparse.Namespace) -> int:
     from .vectors import Vector
     from .vectors import main as replay_main
 
-    target = _target_name(args)
+    target = _target_name(args.target, args.include, args.lib, args.prefix)
     profile = Profile(args.profile) if args.profile else default_profile(target)
     Vector.load(args.vector)  # a bad file: one line, before a target is built
     return replay_main(args.vector, target, profile)

@@ -245,12 +245,9 @@ def test_a_bad_value_is_one_line_and_exit_2(argv: list[str], line: str, capsys: 
 
 
 def test_a_target_name_is_case_insensitive() -> None:
-    import argparse
-
     from ggspec.conformance.tools.cli import _target_name
 
-    ns = argparse.Namespace(target="RC8", include=None, lib=None, prefix=None)
-    assert _target_name(ns) == "rc8"
+    assert _target_name("RC8", None, None, None) == "rc8"
 
 
 def test_device_is_set_for_the_run_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
