@@ -91,18 +91,6 @@ def _device_for_the_run(device: str) -> Iterator[None]:
             os.environ[DEVICE_ENV] = saved
 
 
-def _options(args: argparse.Namespace) -> Options:
-    """`ggspec check`'s options, as run/plan.py takes them."""
-    return Options(
-        target=_target_name(args.target, args.include, args.lib, args.prefix), profile=args.profile, size=args.size,
-        max_examples=args.max_examples, seed=args.seed,
-        derandomize=args.derandomize, select=tuple(args.select or ()), deselect=tuple(args.deselect or ()),
-        changed=args.changed, shard=args.shard, known=args.known, no_known=args.no_known, baseline=args.baseline,
-        reuse_from=args.reuse_from, no_cache=args.no_cache, device=args.device, timeout=args.timeout,
-        check_budget=args.check_budget, workers=args.workers, json=args.json, junit=args.junit, html=args.html,
-        repro_dir=args.repro_dir, c_reproducers=not args.no_c_reproducers, strict=args.strict)
-
-
 def _note(line: str) -> None:
     print(f"ggspec check: {line}", file=sys.stderr, flush=True)
 
@@ -137,7 +125,14 @@ def _check(args: argparse.Namespace) -> int:
         missing = shipped_device_missing(args.device, str(args.target))
         if missing:
             _note(missing)
-        plan = make_plan(_options(args))
+        plan = make_plan(Options(  # the options, as run/plan.py takes them
+            target=_target_name(args.target, args.include, args.lib, args.prefix), profile=args.profile, size=args.size,
+            max_examples=args.max_examples, seed=args.seed,
+            derandomize=args.derandomize, select=tuple(args.select or ()), deselect=tuple(args.deselect or ()),
+            changed=args.changed, shard=args.shard, known=args.known, no_known=args.no_known, baseline=args.baseline,
+            reuse_from=args.reuse_from, no_cache=args.no_cache, device=args.device, timeout=args.timeout,
+            check_budget=args.check_budget, workers=args.workers, json=args.json, junit=args.junit, html=args.html,
+            repro_dir=args.repro_dir, c_reproducers=not args.no_c_reproducers, strict=args.strict))
         if plan.changed_lines:  # --changed: which checks the changes reach, and why
             print("ggspec check " + "\n".join(plan.changed_lines), file=sys.stderr, flush=True)
         if plan.nothing_to_run:
