@@ -25,8 +25,7 @@ from ggspec.reference.types import GGMLType
 
 from ..errors import DeviceRefused
 from ..target import Handle, Target
-from ._graphs import Scene, place_nodes, raw
-from ._oracle import Oracle
+from ._graphs import Oracle, Scene, place_nodes, raw
 
 F32, F16, I32, Q4_0, Q8_0 = (int(GGMLType.F32), int(GGMLType.F16), int(GGMLType.I32), int(GGMLType.Q4_0),
                              int(GGMLType.Q8_0))
@@ -147,7 +146,7 @@ CASES: tuple[Case, ...] = (
 def truth_of(t: Target, backend: Handle, case: Case, seed: int, oracle: Oracle) -> str:
     """`case` on `backend`: "truthful" where supports_op is true and graph_compute computes the
     node within its operation's bound of the model's computation from the same source bytes
-    (checks/_oracle.py), or supports_op is false and graph_compute refuses it and writes nothing;
+    (checks/_graphs.py, Oracle), or supports_op is false and graph_compute refuses it and writes nothing;
     else what went wrong, in one line. The buffers it made are freed."""
     scene, node = build(t, backend, case, seed)
     claimed = bool(t.backend_supports_op(backend, node))

@@ -25,7 +25,7 @@ from ..inputs.strategies import (
 )
 from ..target import Handle, Target, VDevParams
 from ._device_cases import CASES, truth_of
-from ._oracle import Oracle
+from ._graphs import Oracle
 from ._setup import backend_for, fill, placed, run_profile
 
 named_placements = st.one_of(
@@ -217,7 +217,7 @@ def supports_op_tells_the_truth(t: Target, rec: Recorder, seed: int) -> None:
     """Every operation and type pair the suite builds (checks/_device_cases.py), one node each on
     a plain device (the mock; WebGPU under `--device webgpu`): where supports_op is true,
     graph_compute computes it, within the operation's own bound of the reference model's
-    computation from the same source bytes (checks/_oracle.py); where it is false, graph_compute
+    computation from the same source bytes (checks/_graphs.py, Oracle); where it is false, graph_compute
     refuses it and writes nothing. The record is the same on every truthful device, whatever it
     claims: no copy of any device's predicate decides (deterministic). Every example puts every
     case; three seeds of values are enough to vary them."""
@@ -249,7 +249,7 @@ def device_paths_on_the_plain_device(t: Target, rec: Recorder, shift: int, seed:
     whose host blocks overlap (the later lands last, BACK-8), cpy_tensor_async and tensor_copy
     between two of the device's buffers at unaligned offsets, and nodes whose three tensors live in
     three distinct buffers (ADD with a broadcast `b`, MUL_MAT broadcasting over dim 2), each judged
-    from its own inputs (checks/_oracle.py) (deterministic)."""
+    from its own inputs (checks/_graphs.py, Oracle) (deterministic)."""
     i8, f32 = int(GGMLType.I8), int(GGMLType.F32)
     backend = t.vdev_init(VDevParams(name=DEVICE_NAMES[0]))
     align = t.buft_get_alignment(t.backend_get_default_buffer_type(backend))

@@ -55,8 +55,7 @@ from ..inputs.strategies import (
     sched_setups,
 )
 from ..target import Handle, SchedPlan, Target, VDevParams
-from ._graphs import GraphRecorder, place_nodes, raw
-from ._oracle import Oracle, Sources
+from ._graphs import GraphRecorder, Oracle, Sources, place_nodes, raw
 from ._setup import run_profile
 
 F32 = int(GGMLType.F32)
@@ -983,7 +982,7 @@ def fixture_outputs(t: Target, rec: Recorder, fixture: tuple[str, SchedSetup]) -
     """The encoder block and the decoder step computed through an eval callback that asks for
     every node: each computed node, where it is computed (every backend synchronized, before the
     allocator reuses its memory), against the model's computation of its operation from the
-    sources' bytes as the target computed them (checks/_oracle.py): a wrong kernel fails at its own
+    sources' bytes as the target computed them (checks/_graphs.py, Oracle): a wrong kernel fails at its own
     node, where the outputs' bound through MUL_MAT → SOFT_MAX → MUL_MAT (~1e10) could not fail.
     The sources are read when the callback is asked about the node (before it is computed), so
     an operation computed in place over its source is judged too. The deterministic examples

@@ -1,4 +1,4 @@
-"""checks/_oracle.py (issue 30, class 8): each computed node is judged from its own sources as the
+"""checks/_graphs.py, Oracle (issue 30, class 8): each computed node is judged from its own sources as the
 target computed them, within its operation's own bound, so a wrong value fails where the outputs'
 chained bound (sched.py's `_tolerances`: ~1e10 through MUL_MAT -> SOFT_MAX -> MUL_MAT) cannot.
 A wrong kernel is planted here by overwriting one node's result after native's CPU backend
@@ -11,8 +11,7 @@ import struct
 import numpy as np
 import pytest
 from ggspec.conformance.adapters import make_target
-from ggspec.conformance.checks._graphs import raw
-from ggspec.conformance.checks._oracle import Oracle, Sources
+from ggspec.conformance.checks._graphs import Oracle, Sources, raw
 from ggspec.conformance.checks.sched import _tolerances, compute_each, make_backends, measure, sync_all
 from ggspec.conformance.inputs.fixtures import FIXTURES
 from ggspec.conformance.inputs.graphspec import Built
