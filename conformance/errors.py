@@ -128,6 +128,16 @@ class RunInterrupted(Exception):
         self.signum, self.results = signum, results
 
 
+class HarnessFailed(Exception):
+    """ggspec itself could not go on (it ran out of memory, or runs under an address-space limit
+    below what it needs): no verdict on the target. `results` holds the checks that finished;
+    `ggspec check` says so in one line and exits 3."""
+
+    def __init__(self, why: str, results: list[Any] | None = None) -> None:
+        super().__init__(why)
+        self.results = list(results or [])
+
+
 class Terminated(BaseException):
     """SIGTERM, raised in the runner's main thread like KeyboardInterrupt is for SIGINT."""
 

@@ -62,6 +62,9 @@ class CheckResult:
     #: an example asked for a plain virtual device, one that `--device webgpu` replaces
     #: (engine/reach.py): when False, the verdict is the same on every device
     reached_device: bool = False
+    #: the check's failing example did not fail again when hypothesis replayed it: (how many of
+    #: the runner's replays of it failed, how many it made); None when it was not flaky
+    flaky: tuple[int, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The one JSON encoding of a check result: the JSON report's `checks` entries, the
@@ -71,7 +74,8 @@ class CheckResult:
                 "seconds": round(self.seconds, 3), "detail": self.detail,
                 "errata": {cid: {"status": st, "detail": d} for cid, (st, d) in self.errata.items()},
                 "undefined_behaviour": {cid: {"status": st, "detail": d} for cid, (st, d) in self.ub.items()},
-                "reached_device": self.reached_device}
+                "reached_device": self.reached_device,
+                "flaky": None if self.flaky is None else {"failed": self.flaky[0], "replays": self.flaky[1]}}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CheckResult:
@@ -80,7 +84,8 @@ class CheckResult:
                    str(data.get("detail", "")), float(data.get("seconds", 0.0)),
                    {cid: (e["status"], e["detail"]) for cid, e in data.get("errata", {}).items()},
                    {cid: (u["status"], u["detail"]) for cid, u in data.get("undefined_behaviour", {}).items()},
-                   bool(data.get("reached_device", False)))
+                   bool(data.get("reached_device", False)),
+                   (int(data["flaky"]["failed"]), int(data["flaky"]["replays"])) if data.get("flaky") else None)
 
 
 @dataclass(frozen=True)

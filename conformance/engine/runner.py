@@ -18,13 +18,15 @@ from typing import Any
 from ggspec.reference.clauses import Profile
 from hypothesis import HealthCheck, Phase, example, given, seed, settings
 from hypothesis import strategies as st
+from hypothesis.errors import Flaky
 from hypothesis.stateful import run_state_machine_as_test
 
-from ..errors import ErratumDifference, ExampleTimeout, MissingSymbol, RunInterrupted, Unsupported
+from ..errors import ErratumDifference, ExampleTimeout, HarnessFailed, MissingSymbol, RunInterrupted, Unsupported
 from ..errors import Terminated as _Terminated
 from . import after_ub, isolate, reach
 from .differential import EXAMPLE_FACTOR, GRACE, RunState, differential
 from .hangs import HUNG_WIDEN, HangWatch, ShortCalls
+from .limits import out_of_memory
 from .plugins import PLUGINS, make_target
 from .registry import CHECKS, SIZE_REASONS, Check
 from .results import CheckResult, RunConfig, Status, merge, progress_line
@@ -48,7 +50,13 @@ def _settings(cfg: RunConfig, **extra: Any) -> settings:
                     suppress_health_check=list(HealthCheck), phases=phases, print_blob=False, **extra)
 
 
-def _hypothesis_test(chk: Check, cfg: RunConfig, counter: list[int], state: RunState) -> Callable[[], None]:
+#: how many times a failing example that did not fail again under hypothesis is replayed
+FLAKY_REPLAYS = 10
+
+
+def _hypothesis_test(chk: Check, cfg: RunConfig, counter: list[int], state: RunState,
+                     failed: list[dict[str, Any]] | None = None) -> Callable[[], None]:
+    """The check as a hypothesis test; `failed` gets the arguments of the last example that failed."""
     @_settings(cfg, report_multiple_bugs=False)  # one shrunk failure with its reproducer, not an ExceptionGroup
     @given(args=st.fixed_dictionaries(chk.strategies))
     def test(args: dict[str, Any]) -> None:
@@ -62,6 +70,10 @@ def _hypothesis_test(chk: Check, cfg: RunConfig, counter: list[int], state: RunS
             if exc.clause_id not in state.errata_seen:
                 state.errata_seen[exc.clause_id] = ("crash" if exc.crashed else "fail",
                                                 str(exc) + _c_reproducer(exc, cfg) + _vector(exc, cfg))
+        except BaseException:
+            if failed is not None:
+                failed[:] = [args]
+            raise
 
     for args in reversed(chk.examples):  # the check's deterministic examples, run under every seed
         test = example(args=args)(test)
@@ -112,6 +124,7 @@ def run_check_here(chk: Check, cfg: RunConfig, state: RunState | None = None) ->
 def _verdict(chk: Check, cfg: RunConfig, state: RunState) -> CheckResult:
     """run_check_here's body: the check's examples, and its verdict."""
     counter = [0]
+    failed: list[dict[str, Any]] = []
     start = time.monotonic()
     if chk.sizes is not None and cfg.size not in chk.sizes:  # registry.only_at: not run, and said so
         return CheckResult(chk.name, chk.clauses, "skipped", 0,
@@ -126,7 +139,7 @@ def _verdict(chk: Check, cfg: RunConfig, state: RunState) -> CheckResult:
                           f"--select {chk.name} --seed {cfg.seed} --max-examples {cfg.examples}")
                 raise AssertionError(f"{chk.name} [{', '.join(chk.clauses)}]: {exc}\n{steps}\n{replay}") from None
         else:
-            _hypothesis_test(chk, cfg, counter, state)()
+            _hypothesis_test(chk, cfg, counter, state, failed)()
     except AssertionError as exc:
         detail = str(exc) + _c_reproducer(exc, cfg) + _vector(exc, cfg)
         status: Status = "crash" if getattr(exc, "crashed", False) else "fail"
@@ -135,10 +148,32 @@ def _verdict(chk: Check, cfg: RunConfig, state: RunState) -> CheckResult:
         return CheckResult(chk.name, chk.clauses, "timeout", counter[0], str(exc), time.monotonic() - start)
     except (Unsupported, MissingSymbol) as exc:  # the target lacks what this check needs: not a failure
         return CheckResult(chk.name, chk.clauses, "unsupported", counter[0], str(exc), time.monotonic() - start)
+    except MemoryError:  # ggspec's own memory (the reference's, the harness's): never the target's verdict
+        raise
+    except Flaky as exc:  # a failure that did not fail again: a flaky target, said so, never cached
+        fails, replays = _replay(chk, cfg, state, failed[0]) if failed else (0, 0)
+        how = (f"failed again in {fails} of {replays} replays" if replays
+               else "could not be replayed (a state machine's steps)")
+        detail = (f"flaky: the failing example did not fail again when hypothesis replayed it; it {how}\n"
+                  + "".join(traceback.format_exception_only(type(exc), exc)).strip())
+        return CheckResult(chk.name, chk.clauses, "fail", counter[0], detail, time.monotonic() - start,
+                           flaky=(fails, replays))
     except Exception as exc:  # noqa: BLE001 - any other error is a failure of this check, reported
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return CheckResult(chk.name, chk.clauses, "fail", counter[0], detail, time.monotonic() - start)
     return CheckResult(chk.name, chk.clauses, "pass", counter[0], "", time.monotonic() - start)
+
+
+def _replay(chk: Check, cfg: RunConfig, state: RunState, args: dict[str, Any]) -> tuple[int, int]:
+    """Run a flaky check's failing example FLAKY_REPLAYS times: (how many failed, how many ran)."""
+    fails = 0
+    for i in range(FLAKY_REPLAYS):
+        isolate.beat(state.example_limit(), f"replay {i + 1} of a flaky example")
+        try:
+            differential(chk, args, cfg.target, cfg.profile, state)
+        except (Exception, ExampleTimeout):  # noqa: BLE001 - any failure counts
+            fails += 1
+    return fails, FLAKY_REPLAYS
 
 
 def _c_reproducer(exc: BaseException, cfg: RunConfig) -> str:
@@ -254,6 +289,8 @@ def run_check(chk: Check, cfg: RunConfig, call_timeout: float | None = None) -> 
         return result
     if forked.status == "timeout":
         return _ended(chk, cfg, forked, time.monotonic() - start, calls)
+    if forked.status == "exception" and isinstance(forked.value, MemoryError):  # ggspec's own memory
+        raise out_of_memory(f"while running {chk.name}", forked.value)
     again = _in_worker(chk, cfg, True, cfg.check_budget - (time.monotonic() - start), calls)
     if again.status == "ok":
         result = again.value
@@ -278,6 +315,10 @@ def run_check_kept(chk: Check, cfg: RunConfig, hangs: HangWatch | None = None) -
         if short is not None and hangs is not None and res.status == "timeout":
             res.detail = f"{hangs.note()}\n{res.detail}"
         return res
+    except HarnessFailed:  # no verdict of anyone's: the run stops
+        raise
+    except MemoryError as exc:
+        raise out_of_memory(f"while running {chk.name}", exc) from None
     except Exception as exc:  # noqa: BLE001 - reported as the check's verdict, traceback included
         tail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:]).rstrip()
         return CheckResult(chk.name, chk.clauses, "crash", 0,
@@ -448,6 +489,11 @@ def run_all(
         if stream is not None:
             stream.end(results, signal.Signals(signum).name)
         raise RunInterrupted(signum, sorted(results, key=lambda r: order[r.check])) from None
+    except (HarnessFailed, MemoryError) as exc:  # ggspec's own failure: the run stops, what finished kept
+        failed = exc if isinstance(exc, HarnessFailed) else out_of_memory("in the run's own process", exc)
+        if stream is not None:
+            stream.end(results, "")
+        raise HarnessFailed(str(failed), sorted(results, key=lambda r: order[r.check])) from None
     finally:
         isolate.resume()
         if main_thread:

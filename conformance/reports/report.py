@@ -129,6 +129,17 @@ def table(verdicts: list[ClauseVerdict], cfg: RunConfig, results: list[CheckResu
     return "\n".join(lines)
 
 
+def flaky_line(results: list[CheckResult]) -> str:
+    """One line naming the clauses whose failing example did not fail again when replayed (a
+    flaky target), with the replays' count; "" when none."""
+    flaky = [r for r in results if r.flaky is not None]
+    if not flaky:
+        return ""
+    each = [f"{', '.join(r.clauses)} ({r.check}: failed again in {r.flaky[0]} of {r.flaky[1]} replays)"
+            for r in flaky if r.flaky is not None]
+    return f"flaky target: {len(flaky)} check(s) failed on an example that did not fail again: " + "; ".join(each)
+
+
 def verdict_line(verdicts: list[ClauseVerdict], interrupted: str = "") -> str:
     """The last line of a run's output: its verdict (run_verdict), and why when `interrupted` (by
     that signal, "SIGINT" or "SIGTERM")."""

@@ -2,13 +2,14 @@
 
 A check's verdict is stored under a key made of everything it depends on:
 
-- the target: its name, the sha256 of its library (C targets) and the GGSPEC_NATIVE_* variables
-  that choose native's module and kernels;
+- the target: its name, the sha256 of its library (C targets) and the environment that can change
+  what it does (`verdict_env`: every GGSPEC_ variable but those naming where files go, so
+  GGSPEC_FAULT and GGSPEC_NATIVE_* among them, and a preloaded sanitizer's variables);
 - the check's source: its module, the private helpers of conformance/checks and what checks draw
   (conformance/inputs), and the engine that runs and judges it (conformance/engine);
 - the reference's source (reference/*.py) and the spec (spec/*.md);
 - the seed (or --derandomize), the examples per check (--size, --max-examples), whether a
-  failing example is shrunk (RunConfig.shrink) and the profile.
+  failing example is shrunk (RunConfig.shrink), the profile, --timeout and --check-budget.
 
 A verdict is stored with the device it ran on (`--device`). It is reused on that device, and on
 another only when none of the check's examples asked for a plain virtual device, the one
@@ -16,7 +17,8 @@ another only when none of the check's examples asked for a plain virtual device,
 
 Only a run with a fixed seed (`--seed N` or `--derandomize`) uses the cache: without one each run
 draws new examples, and a stored verdict would not be the verdict of this run. Only pass, fail,
-unsupported and skipped verdicts are stored (a crash or a timeout is run again). The cache lives in
+unsupported and skipped verdicts are stored (a crash or a timeout is run again), and none of a run
+that saw a flaky check (a failing example that did not fail again: its passes may be lucky). The cache lives in
 `cache_dir()/verdicts` (GGSPEC_CACHE, else ~/.cache/ggspec), never in the repository; `--no-cache`
 turns it off, and so do CI=true (CI runs every check) and GGSPEC_VERDICT_CACHE=off (the test suite
 sets it: its runs neither read nor write the user's cache).
@@ -38,7 +40,19 @@ from ..target import DEVICES
 
 ROOT = Path(__file__).resolve().parents[2]
 STORED = ("pass", "fail", "unsupported", "skipped")
-_ENV = ("GGSPEC_NATIVE_PORTABLE", "GGSPEC_NATIVE_MODULE", "GGSPEC_NATIVE_ISA", "GGSPEC_NATIVE_KERNELS")
+#: GGSPEC_ variables that say only where files go or whether this cache is used, and the device
+#: (a verdict is stored with its device: `reusable`): every other one (GGSPEC_FAULT,
+#: GGSPEC_NATIVE_*, GGSPEC_WEBGPU_*, ...) may change a verdict and is in the key
+_NOT_VERDICTS = frozenset({"GGSPEC_CACHE", "GGSPEC_REPRO_DIR", "GGSPEC_DOCS_URL", "GGSPEC_VERDICT_CACHE",
+                           "GGSPEC_FUZZ_CALLS", "GGSPEC_DEVICE"})
+#: other variables that change what a target does: a preloaded sanitizer runtime and its options
+_OTHER_ENV = ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "MSAN_OPTIONS")
+
+
+def verdict_env() -> dict[str, str]:
+    """The environment that can change a verdict: part of every key."""
+    return {k: v for k, v in sorted(os.environ.items())
+            if (k.startswith("GGSPEC_") and k not in _NOT_VERDICTS) or k in _OTHER_ENV}
 
 
 def verdict_dir() -> Path:
@@ -87,8 +101,7 @@ def target_key(target: str) -> dict[str, Any]:
 
     described = describe_target(target)
     lib = described.get("library")
-    return {"name": target, "sha256": _file_sha256(Path(lib)) if lib else None,
-            "env": {k: os.environ[k] for k in _ENV if k in os.environ}}
+    return {"name": target, "sha256": _file_sha256(Path(lib)) if lib else None, "env": verdict_env()}
 
 
 def key(chk: Check, cfg: RunConfig, target: dict[str, Any]) -> str:
@@ -97,7 +110,7 @@ def key(chk: Check, cfg: RunConfig, target: dict[str, Any]) -> str:
     parts = {"check": chk.name, "check_source": _digest([module]) if module.is_file() else chk.module,
              "shared_source": shared, "reference_source": reference, "target": target, "seed": cfg.seed,
              "derandomize": cfg.derandomize, "examples": cfg.examples, "shrink": cfg.shrink,
-             "profile": cfg.profile.value}
+             "profile": cfg.profile.value, "timeout": cfg.timeout, "check_budget": cfg.check_budget}
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
@@ -125,14 +138,17 @@ def load(k: str, device: str) -> CheckResult | None:
     return None
 
 
-def store(k: str, res: CheckResult, device: str) -> None:
-    if res.status not in STORED:
-        return
+def store(k: str, res: CheckResult, device: str) -> str | None:
+    """Keep `res` under key `k`; None when written (or not to be stored), else why it could not
+    be (a cache that cannot be written costs speed, not verdicts: the caller says so once)."""
+    if res.status not in STORED or res.flaky is not None:
+        return None
     where = verdict_dir()
     try:
         where.mkdir(parents=True, exist_ok=True)
         tmp = where / f".{k}.{os.getpid()}.tmp"
         tmp.write_text(json.dumps(res.to_json()), encoding="utf-8")
         tmp.replace(where / f"{k}.{device}.json")
-    except OSError:  # a cache that cannot be written costs speed, not verdicts
-        pass
+    except OSError as exc:
+        return f"{type(exc).__name__}: {exc.strerror or exc}"
+    return None

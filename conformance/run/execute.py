@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.results import FAILING, NOT_SELECTED, CheckResult, ClauseVerdict, verdicts
-from ..errors import RunInterrupted
+from ..errors import HarnessFailed, RunInterrupted
 from .plan import Plan
 
 Note = Callable[[str], None]
@@ -55,6 +55,9 @@ class Outcome:
     #: a device was selected (`--device webgpu`, ...) and every check that asked for it ended
     #: unsupported: the one line why (adapters/webgpu_device.device_gave_up), else ""
     gave_up: str = ""
+    #: ggspec itself failed (engine/limits.py: out of memory, too small an address space): the
+    #: one line why, and the run has no verdict (exit 3), else ""
+    harness: str = ""
 
     @property
     def failing(self) -> list[ClauseVerdict]:
@@ -121,6 +124,7 @@ def execute(plan: Plan, progress: Note | None = None, note: Note = _quiet) -> Ou
     """Run the plan and judge it (the module's docstring)."""
     from ..adapters import prepare_target
     from ..adapters.webgpu_device import device_gave_up
+    from ..engine.limits import address_space_problem
     from ..engine.runner import load_error, load_target, run_all, unloaded_results
     from ..engine.stream import write_all as write_stream
 
@@ -131,8 +135,12 @@ def execute(plan: Plan, progress: Note | None = None, note: Note = _quiet) -> Ou
     took = _taken(plan, note)
     done = {r.check for r in took.results}
     to_run = [n for n in plan.selected if n not in done]
+    harness = address_space_problem() if to_run else None
+    if harness is not None:  # nothing of the target runs: its verdicts would be ggspec's limit
+        return Outcome(judge(plan, took.results), took.results, started, time.monotonic() - t0, keys=took.keys,
+                       status=3, harness=harness)
     failure = load_target(cfg) if to_run else None
-    interrupted, why_not_loaded = "", ""
+    interrupted, why_not_loaded, harness = "", "", ""
     if failure is not None:  # every check gets the loading's verdict; the report says why
         why_not_loaded = load_error(failure)
         note(why_not_loaded)
@@ -145,11 +153,11 @@ def execute(plan: Plan, progress: Note | None = None, note: Note = _quiet) -> Ou
         except RunInterrupted as exc:  # report what finished, marked interrupted
             results, interrupted = exc.results, signal.Signals(exc.signum).name
             note(f"{exc}; the report holds the checks that finished")
-        if took.store and not interrupted:
-            from .cache import store
-
-            for res in results:
-                store(took.keys[res.check], res, plan.options.device)
+        except HarnessFailed as exc:  # ggspec's own failure: what finished is reported, no verdict
+            results, harness = exc.results, str(exc)
+        flaky = [r.check for r in results if r.flaky is not None]
+        if took.store and not interrupted and not harness:
+            _store(took, results, flaky, plan.options.device, note)
         if took.results:  # the reused verdicts, in the selection's order
             order = {n: i for i, n in enumerate(plan.selected)}
             results = sorted(results + took.results, key=lambda r: order[r.check])
@@ -160,12 +168,28 @@ def execute(plan: Plan, progress: Note | None = None, note: Note = _quiet) -> Ou
 
         changes = baseline.compare(plan.baseline, found, {"target": cfg.target, "profile": cfg.profile.value,
                                                           "seed": cfg.seed})
-    status = exit_status(found, interrupted, why_not_loaded, changes, plan.options.strict)
+    status = 3 if harness else exit_status(found, interrupted, why_not_loaded, changes, plan.options.strict)
     gave_up = device_gave_up(plan.options.device, results) if status == 0 and not interrupted else None
     if gave_up is not None:  # a real device selected, and nothing judged on it: not a pass
         status = 1
     return Outcome(found, results, started, time.monotonic() - t0, interrupted, why_not_loaded, changes, took.keys,
-                   {k: v for k, v in took.sources.items() if v}, status, gave_up or "")
+                   {k: v for k, v in took.sources.items() if v}, status, gave_up or "", harness)
+
+
+def _store(took: _Taken, results: list[CheckResult], flaky: list[str], device: str, note: Note) -> None:
+    """Keep the run's verdicts in the verdict cache: none from a run that saw a flaky check (its
+    passes may be lucky), and one line when the cache cannot be written."""
+    from .cache import store, verdict_dir
+
+    if flaky:
+        note(f"verdict cache: nothing stored: the target was flaky ({len(flaky)} check(s) whose failing example "
+             f"did not fail again: {', '.join(flaky)})")
+        return
+    for res in results:
+        problem = store(took.keys[res.check], res, device)
+        if problem is not None:
+            note(f"verdict cache: not written ({verdict_dir()}: {problem}); the verdicts stand")
+            return
 
 
 def judge(plan: Plan, results: list[CheckResult]) -> list[ClauseVerdict]:
