@@ -40,7 +40,8 @@ EXIT_CODES = """exit codes:
      option, file or selection, a report path that cannot be written, a
      target that cannot be fetched or built
   3  the target was built, but crashed, hung or raised as it was opened and
-     first called
+     first called; or ggspec itself ran out of memory, or runs under an
+     address-space limit below 1 GiB (one line 'verdict: none: ...')
   130, 143  interrupted (SIGINT, SIGTERM): the reports hold what finished
 """
 
