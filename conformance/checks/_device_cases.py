@@ -143,6 +143,16 @@ CASES: tuple[Case, ...] = (
     Case("silu F32", "silu", (_s(F32, 16, 3),)),
 )
 
+def device_tensor(t: Target, buf: Handle, type_: int, ne: tuple[int, ...], offset: int, name: str,
+                  payload: bytes = b"") -> Handle:
+    """A new tensor allocated in `buf` at `offset` (any: not only the alignment), holding `payload`."""
+    x = t.new_tensor(type_, ne, name)
+    t.tensor_alloc(buf, x, offset)
+    if payload:
+        t.tensor_set(x, payload, 0, len(payload))
+    return x
+
+
 def truth_of(t: Target, backend: Handle, case: Case, seed: int, oracle: Oracle) -> str:
     """`case` on `backend`: "truthful" where supports_op is true and graph_compute computes the
     node within its operation's bound of the model's computation from the same source bytes

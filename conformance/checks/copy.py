@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from ..engine.registry import Recorder, add_example, check, example, mock_reading
 from ..inputs.strategies import (
+    DEVICE_NAMES,
     CopyRoute,
     Placement,
     TensorSpec,
@@ -26,6 +27,7 @@ from ..inputs.strategies import (
     vdev_params_with,
 )
 from ..target import Target, VDevParams
+from ._device_cases import device_tensor
 from ._setup import alloc_size, backend_for, contiguous_nb, copy_scene, fill, placed
 
 seeds = st.integers(0, 2**32)
@@ -352,6 +354,30 @@ def copy_async_queues_a_device_copy(t: Target, rec: Recorder, route: CopyRoute, 
     t.backend_synchronize(scene.src_backend)
     rec("pending after synchronize", mock_reading(lambda: t.vdev_pending(scene.src_backend)))
     scene.record(t, rec)
+
+
+@example(shift=1, seed=0)
+@example(shift=3, seed=1)
+@check("COPY-6", "COPY-9", shift=st.integers(1, 3), seed=seeds)
+def copies_on_the_plain_device(t: Target, rec: Recorder, shift: int, seed: int) -> None:
+    """Between two buffers of the plain device (WebGPU under `--device webgpu`, whose
+    cpy_tensor_async and buffer cpy_tensor a random route reaches rarely), at offsets that are not
+    whole words: tensor_copy_async (the backend's cpy_tensor_async) and tensor_copy (the
+    destination buffer's cpy_tensor); both buffers are compared after synchronize (deterministic)."""
+    i8 = int(GGMLType.I8)
+    backend = t.vdev_init(VDevParams(name=DEVICE_NAMES[0]))
+    align = t.buft_get_alignment(t.backend_get_default_buffer_type(backend))
+    bufs = [t.backend_alloc_buffer(backend, 4 * align + 192) for _ in range(2)]
+    for i, buf in enumerate(bufs):
+        t.buffer_clear(buf, 0x11 * (i + 1))
+    src = device_tensor(t, bufs[0], i8, (61,), 3 * align + shift, "src", fill(61, seed))
+    dst = device_tensor(t, bufs[1], i8, (61,), 3 * align + 4 - shift, "dst")
+    again = device_tensor(t, bufs[1], i8, (61,), 3 * align + 67, "again")
+    t.tensor_copy_async(backend, src, dst)
+    t.tensor_copy(src, again)
+    t.backend_synchronize(backend)
+    for i, buf in enumerate(bufs):
+        rec(f"buffer {i}", t.buffer_bytes(buf))
 
 
 @check("COPY-10", route=copy_routes(routes=("cpu>cpu", "cpu>vdev")), spec=tensor_specs(), seed=seeds,

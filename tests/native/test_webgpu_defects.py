@@ -34,10 +34,11 @@ CAUGHT = {
     "gelu_silu_swapped": ("sched.fixture_outputs", "backend.supports_op_tells_the_truth"),  # classes 8, 10
     "norm_skips_last_row": ("sched.fixture_outputs",),  # class 8
     "scale_claimed_not_dispatched": ("backend.supports_op_tells_the_truth",),  # class 10
-    "mul_mat_broadcast_dim2": ("backend.supports_op_tells_the_truth", "backend.device_paths_on_the_plain_device"),
+    "mul_mat_broadcast_dim2": ("backend.supports_op_tells_the_truth", "backend.three_buffers_on_the_plain_device"),
     "f16_ties_away": ("backend.supports_op_tells_the_truth",),  # class 7
     "reads_delivered_reversed": ("backend.device_paths_on_the_plain_device",),  # class 7
     "copy_blocks_short": ("ops.quantized_copies_copy_blocks",),  # class 7: the block-copy kernel
+    "cpy_async_short": ("copy.copies_on_the_plain_device",),  # class 7: cpy_tensor_async
 }
 CHECKED = sorted({c for checks in CAUGHT.values() for c in checks})
 
