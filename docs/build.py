@@ -55,7 +55,7 @@ def stage(source: Path, reports: list[sitegen.Report]) -> None:
         "errata.md": sitegen.errata_page(reports),
         "changes.md": sitegen.changes_page(),
         "limits.md": sitegen.limits_page(),
-        "versions.md": versions.page_from(DOCS / "data" / "versions-compare.json"),  # conformance/versions.py
+        "versions.md": versions.page_from(DOCS / "data" / "versions-compare.json"),  # conformance/tools/versions.py
     }
     for name, text in pages.items():
         (docs / name).write_text(text, encoding="utf-8")

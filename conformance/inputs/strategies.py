@@ -270,7 +270,7 @@ _WEIGHT_TYPES = (GGMLType.F32, GGMLType.F16, GGMLType.Q4_0, GGMLType.Q8_0)
 @st.composite
 def small_graphs(draw: st.DrawFn, max_nodes: int = 10, quantized: bool = True, weights: bool = True,
                  max_rows: int = 3) -> GraphSpec:
-    """A small valid graph over F32 activations (conformance/graphspec.py), for the checks of
+    """A small valid graph over F32 activations (conformance/inputs/graphspec.py), for the checks of
     the allocators, graph copy and graph computation.
 
     Inputs (leafs with place -1) are left for the graph allocator or the scenario to place;

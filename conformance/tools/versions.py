@@ -229,7 +229,7 @@ def page_from(path: Path) -> str:
     """The page for a committed compare report; a short page saying how to make one if it is missing."""
     if not path.is_file():
         return ("# What changed in ggml-backend, version by version\n\nNo compare report at "
-                f"`{path.name}`; make one with `ggspec compare ... --json` (see conformance/versions.py).\n")
+                f"`{path.name}`; make one with `ggspec compare ... --json` (see conformance/tools/versions.py).\n")
     return page(json.loads(path.read_text(encoding="utf-8")))
 
 

@@ -1,4 +1,4 @@
-"""Cases the scheduler state machine (conformance/sched_machine.py, check `stateful.scheduler`)
+"""Cases the scheduler state machine (conformance/checks/sched_machine.py, check `stateful.scheduler`)
 found, replayed step by step so that they run whatever the seed.
 
 Seed 2655795412 at `--size ci`: a graph `s0 = scale(a)` built in the same memory (the context

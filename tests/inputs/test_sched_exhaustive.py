@@ -1,4 +1,4 @@
-"""Bounded-exhaustive check of the scheduler's assignment (conformance/sched_scope.py): every
+"""Bounded-exhaustive check of the scheduler's assignment (conformance/inputs/sched_scope.py): every
 graph of the bound is split on native/ (and on rc.8 where it can be fetched) and compared pass
 by pass with the reference model.
 

@@ -264,7 +264,7 @@ def test_the_strategies_guide_example_runs(tmp_path: Path) -> None:
 
 
 def test_the_user_guide_names_every_status_and_ends_in_content() -> None:
-    """One definition of each status (the verdicts table, as conformance/runner.py judges), and
+    """One definition of each status (the verdicts table, as conformance/engine/results.py judges), and
     no heading without text under it (such as an empty "Planned")."""
     from ggspec.conformance.engine.results import ALL_STATUSES
 

@@ -1,4 +1,4 @@
-"""Reports of a run (conformance/report.py): each failing clause's labelled difference and
+"""Reports of a run (conformance/reports/report.py): each failing clause's labelled difference and
 reproducer on the terminal and in JUnit, a progress line that never says pass for a check whose
 erratum clause fails, and the JSON report's summary, versions, target and times."""
 

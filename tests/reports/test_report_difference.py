@@ -1,4 +1,4 @@
-"""How a difference is described (conformance/difference.py): the label, the reference's value
+"""How a difference is described (conformance/engine/difference.py): the label, the reference's value
 against the target's, bytes as numbers of the tensor's type where it is known."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The pytest plugin (conformance/pytest_plugin.py, entry point pytest11): inert without --ggspec;
+"""The pytest plugin (conformance/tools/pytest_plugin.py, entry point pytest11): inert without --ggspec;
 with it, one item per check, -k / -x / --junitxml as pytest users expect, each failure with its
 difference and reproducer, and `pytest -n 2` (pytest-xdist) gives the verdicts of `ggspec check`
 on the same seed."""
