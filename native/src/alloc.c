@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "assert.h"
+#include "internal.h"
 
 #define MAX_FREE_BLOCKS 256
 
@@ -340,18 +341,6 @@ static struct hash_node * hash_get(ggspec_gallocr_t galloc, struct ggspec_tensor
     return &galloc->hash_values[ggspec_hash_find_or_insert(galloc->hash_set, t)];
 }
 
-static bool same_layout(const struct ggspec_tensor * a, const struct ggspec_tensor * b) {
-    if (a->type != b->type) {
-        return false;
-    }
-    for (int i = 0; i < GGSPEC_MAX_DIMS; i++) {
-        if (a->ne[i] != b->ne[i] || a->nb[i] != b->nb[i]) {
-            return false;
-        }
-    }
-    return true;
-}
-
 /* the operations whose kernels may write their result over their first operand */
 static bool op_can_inplace(enum ggspec_op op) {
     switch (op) {
@@ -418,7 +407,8 @@ static void allocate_node(ggspec_gallocr_t galloc, struct ggspec_tensor * node) 
                 continue; /* memory the allocator does not manage is never overwritten */
             }
             struct hash_node * p_hn = hash_get(galloc, parent);
-            if (parent->data == NULL || p_hn->n_children != 1 || p_hn->n_views != 0 || !same_layout(node, parent)) {
+            if (parent->data == NULL || p_hn->n_children != 1 || p_hn->n_views != 0 ||
+                !ggspec_internal_same_layout(node, parent)) {
                 continue;
             }
             if (is_view(parent)) {

@@ -11,10 +11,11 @@
 #include <stdlib.h>
 
 #include "assert.h"
+#include "internal.h"
 
-/* same type, same shape, same strides */
+/* same type, same shape, same strides (internal.h: the graph allocator asks it too) */
 /* enforces COPY-1 */
-static bool same_layout(const struct ggspec_tensor * a, const struct ggspec_tensor * b) {
+bool ggspec_internal_same_layout(const struct ggspec_tensor * a, const struct ggspec_tensor * b) {
     if (a->type != b->type) {
         return false;
     }
@@ -46,7 +47,7 @@ static const void * host_source(const struct ggspec_tensor * src) {
 
 /* enforces COPY-2, COPY-3, COPY-4, COPY-5, COPY-7 */
 void ggspec_backend_tensor_copy(struct ggspec_tensor * src, struct ggspec_tensor * dst) {
-    GGSPEC_ASSERT(same_layout(src, dst), "cannot copy tensors with different layouts"); /* COPY-2 */
+    GGSPEC_ASSERT(ggspec_internal_same_layout(src, dst), "cannot copy tensors with different layouts"); /* COPY-2 */
 
     if (src == dst) {
         return;
@@ -69,7 +70,7 @@ void ggspec_backend_tensor_copy(struct ggspec_tensor * src, struct ggspec_tensor
 
 /* enforces COPY-8, COPY-9, COPY-10, COPY-11 */
 void ggspec_backend_tensor_copy_async(ggspec_backend_t backend, struct ggspec_tensor * src, struct ggspec_tensor * dst) {
-    GGSPEC_ASSERT(same_layout(src, dst), "cannot copy tensors with different layouts"); /* COPY-8 */
+    GGSPEC_ASSERT(ggspec_internal_same_layout(src, dst), "cannot copy tensors with different layouts"); /* COPY-8 */
 
     if (src == dst) {
         return;

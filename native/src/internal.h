@@ -28,6 +28,9 @@ struct ggspec_tensor * ggspec_internal_new_tensor(struct ggspec_context * ctx, e
 /* shape predicates the constructors (ops.c) and the kernels (kernels.c) both check */
 bool ggspec_internal_can_repeat(const struct ggspec_tensor * a, const struct ggspec_tensor * b);
 bool ggspec_internal_is_padded_1d(const struct ggspec_tensor * t);
+/* same type, same shape, same strides (copy.c: tensor_copy's precondition, COPY-1; the graph
+   allocator's test for computing a node in its parent's memory) */
+bool ggspec_internal_same_layout(const struct ggspec_tensor * a, const struct ggspec_tensor * b);
 
 /*
  * Compute kernels (kernels.c; executor.c runs them). A node is computed in up to three phases: init (once, by one
