@@ -17,10 +17,10 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import resource
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from ggspec.conformance.adapters.ggml_python import CFLAGS, VULKAN_CXXFLAGS, ensure_sdist_target, sdist_of, target_dir
@@ -76,7 +76,7 @@ def device_name(target: str) -> str:
 def run_op(exe: Path, device: str, op: str, timeout: float) -> dict[str, object]:
     """One op's cases: [(case, verdict)], where verdict is OK, FAIL (with upstream's reason),
     not supported, or abort/timeout for the case the process died in."""
-    start = time.process_time()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         proc = subprocess.run([str(exe), "test", "-b", device, "-o", op], capture_output=True, text=True,
                               timeout=timeout, cwd=exe.parent)
@@ -105,7 +105,9 @@ def run_op(exe: Path, device: str, op: str, timeout: float) -> dict[str, object]
         why = "timeout" if rc is None else next((ln for ln in stderr.splitlines() if "GGML_ASSERT" in ln),
                                                 f"exit {rc}")
         cases.append((pending or f"{op}(?)", f"abort: {why.strip()}"))
-    return {"op": op, "cases": cases, "cpu_seconds": round(time.process_time() - start, 2)}
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return {"op": op, "cases": cases, "cpu_seconds": round(cpu, 2)}
 
 
 def main() -> int:
