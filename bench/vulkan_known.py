@@ -136,8 +136,11 @@ VULKAN: dict[str, dict[tuple[str, str], str]] = {
             "alloc.cpu_spare_bytes_after_a_compute")},
         **{("check", f"sched.fixture_{c}"): missing_op_reason("0.2.38") for c in ("copies", "inputs", "outputs", "plan")},
     },
-    "0.2.56": {},
+    "0.2.56": {
+        ("check", "backend.synchronize_completes_pending_work"): clear_reason("0.2.56"),
+    },
     "0.2.78": {
+        ("check", "backend.synchronize_completes_pending_work"): clear_reason("0.2.78"),
         ("check", "sched.allocation_graph"): mul_mat_reason("0.2.78", ""),
     },
 }
