@@ -9,7 +9,7 @@ computed as another. Defects are compiled only into variant builds (a patched co
 native/src in a temporary or given folder), never into the library users load.
 
     python bench/webgpu_defects.py run --tree REV --out OUT.jsonl [--only NAME ...] [--seed S]
-                                       [--size dev] [--work DIR]
+                                       [--size dev] [--work DIR] [--tree-dir DIR]
     python bench/webgpu_defects.py list
     python bench/webgpu_defects.py markdown BEFORE.jsonl AFTER.jsonl
 
@@ -156,15 +156,33 @@ def _failing(report: Path) -> list[str]:
     return out
 
 
+def _use_tree(tree: Path, dest: Path) -> None:
+    """Import ggspec from `tree` (as bench/mutation.py's `_snapshot` does for a commit): dest/py/ggspec
+    points at it, first on sys.path and PYTHONPATH."""
+    (dest / "py" / "ggspec").mkdir(parents=True)
+    for d in ("reference", "conformance", "native", "spec"):
+        (dest / "py" / "ggspec" / d).symlink_to(tree / d)
+    for so in (ROOT / "native").glob("_native.*.so"):
+        if not (tree / "native" / so.name).exists():
+            shutil.copy2(so, tree / "native" / so.name)
+    sys.path.insert(0, str(dest / "py"))
+    os.environ["PYTHONPATH"] = os.pathsep.join(x for x in (str(dest / "py"), os.environ.get("PYTHONPATH")) if x)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     sys.path.insert(0, str(ROOT / "bench"))
     import mutation
 
     work = Path(args.work or tempfile.mkdtemp(prefix="ggspec-wgdef-"))
     work.mkdir(parents=True, exist_ok=True)
-    commit = mutation._snapshot(args.tree, work / "snap")
+    if args.tree_dir:  # a tree unpacked and changed by hand (a commit plus some files)
+        tree, commit = Path(args.tree_dir).resolve(), f"{args.tree_dir} ({args.tree})"
+        _use_tree(tree, work / "snap")
+    else:
+        commit = mutation._snapshot(args.tree, work / "snap")
+        tree = work / "snap" / "tree"
     os.environ.setdefault("GGSPEC_BUILD_CACHE", str(work / "cache"))
-    pristine = work / "snap" / "tree" / "native" / "src"
+    pristine = tree / "native" / "src"
     chosen = [BY_NAME[n] for n in args.only] if args.only else list(DEFECTS)
     with open(args.out, "w", encoding="utf-8") as out:
         for defect in [None, *chosen]:
@@ -184,7 +202,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_markdown(args: argparse.Namespace) -> int:
     runs = [[json.loads(ln) for ln in Path(p).read_text().splitlines() if ln.strip()] for p in args.reports]
-    heads = [f"{r[0]['commit'][:7]} ({r[0]['size']}, seed {r[0]['seed']})" for r in runs]
+    def label(commit: str) -> str:  # a commit, or "DIR (LABEL)" for a --tree-dir run
+        return commit.split("(")[-1].rstrip(")") if "(" in commit else commit[:7]
+
+    heads = [f"{label(r[0]['commit'])} ({r[0]['size']}, seed {r[0]['seed']})" for r in runs]
     print("| defect | kind | " + " | ".join(heads) + " |")
     print("|---|---|" + "---|" * len(runs))
     names = [d["defect"] for d in runs[0]]
@@ -208,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = p.add_subparsers(dest="cmd", required=True)
     run = sub.add_parser("run")
     run.add_argument("--tree", default="HEAD")
+    run.add_argument("--tree-dir", help="an unpacked tree to use instead of a snapshot of --tree (--tree labels it)")
     run.add_argument("--out", required=True)
     run.add_argument("--only", nargs="*")
     run.add_argument("--seed", type=int, default=20261205)
