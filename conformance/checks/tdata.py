@@ -7,7 +7,7 @@ from dataclasses import replace
 from ggspec.reference.types import GGMLType
 from hypothesis import strategies as st
 
-from ..engine.registry import Recorder, Scenario, check, example, mock_reading
+from ..engine.registry import CHECKS, Recorder, Scenario, check, check_name, example, mock_reading
 from ..inputs.strategies import Placement, TensorSpec, ViewSpec, placements, tensor_specs
 from ..target import Handle, Target, VDevParams
 from ._setup import alloc_size, backend_for, placed, view_of
@@ -141,7 +141,11 @@ def get_view_without_own_buffer(t: Target, rec: Recorder, placement: Placement, 
 #: past it, refused), starting at the tensor's start ("start": offset 0) or at its end ("end":
 #: offset nbytes, so size = beyond)
 EDGES = (("start", 0), ("end", 0), ("start", 1), ("end", 1))
-edges = st.sampled_from(EDGES)
+#: the ranges the bound accepts (judged with the write or read they make: the bound's clause and
+#: the behaviour clause) and those a byte past it (the bound's clause alone, so that a bound
+#: that lets one byte too many through is blamed on that clause and nothing else)
+AT_EDGES, PAST_EDGES = EDGES[:2], EDGES[2:]
+at_edges, past_edges = st.sampled_from(AT_EDGES), st.sampled_from(PAST_EDGES)
 #: the tensor of the explicit examples: 16 floats in a CPU buffer
 EDGE_ARGS: dict[str, object] = {"placement": Placement("cpu"), "spec": TensorSpec(int(GGMLType.F32), (16,))}
 
@@ -153,9 +157,10 @@ def _edge_range(n: int, edge: tuple[str, int]) -> tuple[int, int]:
 
 
 def at_every_edge(fn: Scenario) -> Scenario:
-    """Give the check registered just below (write it above `@check`) each of EDGES as an
-    explicit example, on EDGE_ARGS's tensor."""
-    for edge in reversed(EDGES):
+    """Give the check registered just below (write it above `@check`) each edge its strategy
+    draws from (AT_EDGES or PAST_EDGES) as an explicit example, on EDGE_ARGS's tensor."""
+    drawn = PAST_EDGES if CHECKS[check_name(fn)].strategies["edge"] is past_edges else AT_EDGES
+    for edge in reversed(drawn):
         fn = example(**EDGE_ARGS, edge=edge)(fn)
     return fn
 
@@ -165,10 +170,10 @@ def _pattern(size: int) -> bytes:
 
 
 @at_every_edge
-@check("TDATA-3", "TDATA-4", placement=placements, spec=tensor_specs(), edge=edges)
+@check("TDATA-3", "TDATA-4", placement=placements, spec=tensor_specs(), edge=at_edges)
 def set_to_the_edge(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec, edge: tuple[str, int]) -> None:
-    """tensor_set of a range ending exactly at the tensor's end writes it; a byte further aborts
-    (the buffer has room past the tensor, so only the bound stops it)."""
+    """tensor_set of a range ending exactly at the tensor's end writes it (the buffer has
+    room past the tensor, so only the bound could stop it); a byte further: set_past_the_edge."""
     _, buf, tensor = placed(t, placement, spec, slack=128)
     t.buffer_clear(buf, 0xA5)
     offset, size = _edge_range(t.nbytes(tensor), edge)
@@ -177,9 +182,16 @@ def set_to_the_edge(t: Target, rec: Recorder, placement: Placement, spec: Tensor
 
 
 @at_every_edge
-@check("TDATA-7", "TDATA-8", placement=placements, spec=tensor_specs(), edge=edges)
+@check("TDATA-3", placement=placements, spec=tensor_specs(), edge=past_edges)
+def set_past_the_edge(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec, edge: tuple[str, int]) -> None:
+    """tensor_set of a range a byte past the tensor's end aborts (TDATA-3 alone)."""
+    set_to_the_edge(t, rec, placement, spec, edge)
+
+
+@at_every_edge
+@check("TDATA-7", "TDATA-8", placement=placements, spec=tensor_specs(), edge=at_edges)
 def get_to_the_edge(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec, edge: tuple[str, int]) -> None:
-    """tensor_get of a range ending exactly at the tensor's end reads it; a byte further aborts."""
+    """tensor_get of a range ending exactly at the tensor's end reads it; a byte further: get_past_the_edge."""
     _, buf, tensor = placed(t, placement, spec, slack=128)
     t.buffer_clear(buf, 0xA5)
     n = t.nbytes(tensor)
@@ -189,10 +201,17 @@ def get_to_the_edge(t: Target, rec: Recorder, placement: Placement, spec: Tensor
 
 
 @at_every_edge
-@check("TDATA-10", "TDATA-13", placement=placements, spec=tensor_specs(), edge=edges)
+@check("TDATA-7", placement=placements, spec=tensor_specs(), edge=past_edges)
+def get_past_the_edge(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec, edge: tuple[str, int]) -> None:
+    """tensor_get of a range a byte past the tensor's end aborts (TDATA-7 alone)."""
+    get_to_the_edge(t, rec, placement, spec, edge)
+
+
+@at_every_edge
+@check("TDATA-10", "TDATA-13", placement=placements, spec=tensor_specs(), edge=at_edges)
 def set_async_to_the_edge(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec,
                           edge: tuple[str, int]) -> None:
-    """set_async of a range ending exactly at the tensor's end writes it; a byte further aborts."""
+    """set_async of a range ending exactly at the tensor's end writes it; a byte further: set_async_past_the_edge."""
     backend, buf, tensor = placed(t, placement, spec, slack=128)
     t.buffer_clear(buf, 0xA5)
     offset, size = _edge_range(t.nbytes(tensor), edge)
@@ -204,10 +223,17 @@ def set_async_to_the_edge(t: Target, rec: Recorder, placement: Placement, spec: 
 
 
 @at_every_edge
-@check("TDATA-12", "TDATA-13", placement=placements, spec=tensor_specs(), edge=edges)
+@check("TDATA-10", placement=placements, spec=tensor_specs(), edge=past_edges)
+def set_async_past_the_edge(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec, edge: tuple[str, int]) -> None:
+    """set_async of a range a byte past the tensor's end aborts (TDATA-10 alone)."""
+    set_async_to_the_edge(t, rec, placement, spec, edge)
+
+
+@at_every_edge
+@check("TDATA-12", "TDATA-13", placement=placements, spec=tensor_specs(), edge=at_edges)
 def get_async_to_the_edge(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec,
                           edge: tuple[str, int]) -> None:
-    """get_async of a range ending exactly at the tensor's end reads it; a byte further aborts."""
+    """get_async of a range ending exactly at the tensor's end reads it; a byte further: get_async_past_the_edge."""
     backend, buf, tensor = placed(t, placement, spec, slack=128)
     t.buffer_clear(buf, 0xA5)
     n = t.nbytes(tensor)
@@ -217,6 +243,13 @@ def get_async_to_the_edge(t: Target, rec: Recorder, placement: Placement, spec: 
     t.tensor_get_async(backend, tensor, mem, 0, offset, size)
     t.backend_synchronize(backend)
     rec("got", t.host_read(mem, 0, size))
+
+
+@at_every_edge
+@check("TDATA-12", placement=placements, spec=tensor_specs(), edge=past_edges)
+def get_async_past_the_edge(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec, edge: tuple[str, int]) -> None:
+    """get_async of a range a byte past the tensor's end aborts (TDATA-12 alone)."""
+    get_async_to_the_edge(t, rec, placement, spec, edge)
 
 
 # --- async ----------------------------------------------------------------------------------
