@@ -19,13 +19,8 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from ggspec.conformance.engine.registry import CHECKS
-from ggspec.conformance.engine.results import RunConfig
-from ggspec.conformance.engine.runner import load_checks, run_check
-from ggspec.reference.clauses import Profile
 from test_webgpu_suite import _require_webgpu
 
-load_checks()
 ROOT = Path(__file__).resolve().parents[2]
 SEED = 20261205
 
@@ -71,21 +66,40 @@ def variant(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], str]:
     return make
 
 
-def _statuses(target: str, checks: tuple[str, ...] | list[str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    monkeypatch.setenv("GGSPEC_DEVICE", "webgpu")
-    cfg = RunConfig(target, Profile.FIXED, max_examples=3, seed=SEED, shrink=False, c_reproducers=False)
-    return {name: run_check(CHECKS[name], cfg).status for name in checks}
+#: what `_statuses` runs in its own process
+_RUN = """
+import json, sys
+from ggspec.conformance.engine.registry import CHECKS
+from ggspec.conformance.engine.results import RunConfig
+from ggspec.conformance.engine.runner import load_checks, run_check
+from ggspec.reference.clauses import Profile
+load_checks()
+target, seed, names = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+cfg = RunConfig(target, Profile.FIXED, max_examples=3, seed=seed, shrink=False, c_reproducers=False)
+print(json.dumps({name: run_check(CHECKS[name], cfg).status for name in names}))
+"""
 
 
-def test_the_unpatched_build_passes_the_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+def _statuses(target: str, checks: tuple[str, ...] | list[str]) -> dict[str, str]:
+    """check -> status under `--device webgpu`, run in a fresh process: a WebGPU device started in
+    this pytest worker by another test file (tests/native/test_webgpu.py starts one in-process)
+    turns every WebGPU example of a check run here `unsupported` (a device is never started in a
+    process that forks examples)."""
+    proc = subprocess.run([sys.executable, "-c", _RUN, target, str(SEED), *checks], capture_output=True, text=True,
+                          timeout=900, check=False, env={**os.environ, "GGSPEC_DEVICE": "webgpu"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    statuses: dict[str, str] = json.loads(proc.stdout.splitlines()[-1])
+    return statuses
+
+
+def test_the_unpatched_build_passes_the_checks() -> None:
     _require_webgpu()
-    assert _statuses("native", CHECKED, monkeypatch) == dict.fromkeys(CHECKED, "pass")
+    assert _statuses("native", CHECKED) == dict.fromkeys(CHECKED, "pass")
 
 
 @pytest.mark.parametrize("defect", sorted(CAUGHT))
-def test_a_planted_defect_fails_the_checks_of_its_class(defect: str, variant: Callable[[str], str],
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    assert _statuses(variant(defect), CAUGHT[defect], monkeypatch) == dict.fromkeys(CAUGHT[defect], "fail")
+def test_a_planted_defect_fails_the_checks_of_its_class(defect: str, variant: Callable[[str], str]) -> None:
+    assert _statuses(variant(defect), CAUGHT[defect]) == dict.fromkeys(CAUGHT[defect], "fail")
 
 
 def test_a_device_of_another_alignment_is_run_at_it(tmp_path: Path) -> None:

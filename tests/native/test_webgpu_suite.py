@@ -93,7 +93,10 @@ def test_check_device_webgpu_passes_a_selection_on_native(tmp_path: Path) -> Non
 def test_without_an_adapter_the_check_is_unsupported_with_one_line(tmp_path: Path) -> None:
     lib_path = str(tmp_path / "no-such-libwgpu_native.so")
     proc, report = _check(tmp_path, {"GGSPEC_WGPU_LIB": lib_path})
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # the check is unsupported, and a run whose every device check ended so judged nothing on the
+    # device: not a pass (issue 30, class 9), one verdict line saying why
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "verdict: NO DEVICE: " in proc.stdout, proc.stdout
     (only,) = report["checks"]  # type: ignore[misc]
     assert only["status"] == "unsupported"
     detail = only["detail"]
