@@ -39,7 +39,8 @@ def test_the_c_init_returns_null_for_a_long_name() -> None:
     """Below the wrapper: ggspec_vdev_init refuses (NULL, one line on stderr), no abort; then a
     device of a 63-byte name logs its entries."""
     def init() -> None:
-        p = ffi.new("struct ggspec_vdev_params *", {"name": ffi.new("char[]", b"x" * 500), "alignment": 32})
+        name = ffi.new("char[]", b"x" * 500)  # kept alive: the struct holds only its address
+        p = ffi.new("struct ggspec_vdev_params *", {"name": name, "alignment": 32})
         if lib.ggspec_vdev_init(p) != ffi.NULL:
             raise SystemExit(3)
         backend = nv.vdev_init(rv.VDevParams(name="y" * 63))
