@@ -359,6 +359,21 @@ def test_the_webgpu_device_and_the_version_chart_are_on_their_pages(site: Path) 
     assert (site / "_images" / "versions.svg").read_text(encoding="utf-8") == chart_svg(data)
 
 
+def test_the_device_drawings_are_shown_at_their_own_size(site: Path) -> None:
+    """At 1024 px the virtual and WebGPU device drawings (wider than the content) keep their own
+    size, so their 10 pt labels stay readable, and scroll sideways inside the page."""
+    with chromium_page(1024, 800) as (pg, errors):
+        for page, picture in (("virtual-device.html", "virtual-device.svg"), ("webgpu.html", "webgpu-device.svg")):
+            pg.goto((site / "docs" / page).as_uri())
+            pg.wait_for_load_state("load")
+            shown, natural = pg.evaluate(
+                f"(() => {{ const i = document.querySelector('img[src$=\"{picture}\"]');"
+                " return [i.getBoundingClientRect().width, i.naturalWidth]; })()")
+            assert natural > 700 and shown == pytest.approx(natural, rel=0.01), (page, shown, natural)
+            assert pg.evaluate("document.scrollingElement.scrollWidth") <= 1024, page
+        assert errors == []
+
+
 @pytest.mark.parametrize("width", [1024, 390], ids=["1024", "phone-390"])
 def test_no_page_is_wider_than_the_window(site: Path, width: int) -> None:
     """Every page of the site (the highlighted sources aside) fits the window: long inline code,
