@@ -234,7 +234,7 @@ class _ShippedDevice(_WebGPUDevice):
         self.used = True
         if self.shape is None:
             who = self.of or "the run's target (unknown here: $GGSPEC_DEVICE_OF is not set)"
-            raise MissingSymbol(self.target.name, f"a {self.shipped.name} device ({who} does not ship one; "
+            raise MissingSymbol(self.of or self.target.name, f"a {self.shipped.name} device ({who} does not ship one; "
                                 f"devices it ships: {', '.join(shipped_by(self.of)) or 'none'})")
         if not self.is_c:
             return self.vdev_init(self.shape)
