@@ -24,7 +24,7 @@ from ggspec.reference.quants import fp32_to_fp16, quantize_q4_0, quantize_q8_0
 from ggspec.reference.types import GGMLType
 
 from ..errors import DeviceRefused
-from ..target import Handle, Target
+from ..target import Handle, Target, VDevParams
 from ._graphs import Oracle, Scene, place_nodes, raw
 
 F32, F16, I32, Q4_0, Q8_0 = (int(GGMLType.F32), int(GGMLType.F16), int(GGMLType.I32), int(GGMLType.Q4_0),
@@ -142,6 +142,17 @@ CASES: tuple[Case, ...] = (
     Case("gelu F32", "gelu", (_s(F32, 16, 3),)),
     Case("silu F32", "silu", (_s(F32, 16, 3),)),
 )
+
+def two_plain_device_buffers(t: Target, name: str) -> tuple[Handle, int, list[Handle]]:
+    """The plain device named `name` (WebGPU under `--device webgpu`), its alignment and two of
+    its buffers of 4 alignments + 192 bytes, cleared to 0x11 and 0x22."""
+    backend = t.vdev_init(VDevParams(name=name))
+    align = t.buft_get_alignment(t.backend_get_default_buffer_type(backend))
+    bufs = [t.backend_alloc_buffer(backend, 4 * align + 192) for _ in range(2)]
+    for i, buf in enumerate(bufs):
+        t.buffer_clear(buf, 0x11 * (i + 1))
+    return backend, align, bufs
+
 
 def device_tensor(t: Target, buf: Handle, type_: int, ne: tuple[int, ...], offset: int, name: str,
                   payload: bytes = b"") -> Handle:

@@ -24,7 +24,7 @@ from ..inputs.strategies import (
     vdev_params_with,
 )
 from ..target import Target, VDevParams
-from ._device_cases import CASES, device_tensor, truth_of
+from ._device_cases import CASES, device_tensor, truth_of, two_plain_device_buffers
 from ._graphs import Oracle
 from ._setup import backend_for, fill, placed, run_profile
 
@@ -240,11 +240,7 @@ def device_paths_on_the_plain_device(t: Target, rec: Recorder, shift: int, seed:
     get_async whose host blocks overlap (the later lands last, BACK-8) (deterministic; the copies
     between its buffers: copy.copies_on_the_plain_device)."""
     i8 = int(GGMLType.I8)
-    backend = t.vdev_init(VDevParams(name=DEVICE_NAMES[0]))
-    align = t.buft_get_alignment(t.backend_get_default_buffer_type(backend))
-    bufs = [t.backend_alloc_buffer(backend, 4 * align + 192) for _ in range(2)]
-    for i, buf in enumerate(bufs):
-        t.buffer_clear(buf, 0x11 * (i + 1))
+    backend, align, bufs = two_plain_device_buffers(t, DEVICE_NAMES[0])
     data = fill(160, seed)
     x = device_tensor(t, bufs[0], i8, (96,), align, "x")
     y = device_tensor(t, bufs[1], i8, (96,), 2 * align, "y")

@@ -27,7 +27,7 @@ from ..inputs.strategies import (
     vdev_params_with,
 )
 from ..target import Target, VDevParams
-from ._device_cases import device_tensor
+from ._device_cases import device_tensor, two_plain_device_buffers
 from ._setup import alloc_size, backend_for, contiguous_nb, copy_scene, fill, placed
 
 seeds = st.integers(0, 2**32)
@@ -365,11 +365,7 @@ def copies_on_the_plain_device(t: Target, rec: Recorder, shift: int, seed: int) 
     whole words: tensor_copy_async (the backend's cpy_tensor_async) and tensor_copy (the
     destination buffer's cpy_tensor); both buffers are compared after synchronize (deterministic)."""
     i8 = int(GGMLType.I8)
-    backend = t.vdev_init(VDevParams(name=DEVICE_NAMES[0]))
-    align = t.buft_get_alignment(t.backend_get_default_buffer_type(backend))
-    bufs = [t.backend_alloc_buffer(backend, 4 * align + 192) for _ in range(2)]
-    for i, buf in enumerate(bufs):
-        t.buffer_clear(buf, 0x11 * (i + 1))
+    backend, align, bufs = two_plain_device_buffers(t, DEVICE_NAMES[0])
     src = device_tensor(t, bufs[0], i8, (61,), 3 * align + shift, "src", fill(61, seed))
     dst = device_tensor(t, bufs[1], i8, (61,), 3 * align + 4 - shift, "dst")
     again = device_tensor(t, bufs[1], i8, (61,), 3 * align + 67, "again")
