@@ -6,12 +6,10 @@ places the view elsewhere as a graph allocator does."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from benchscripts import load_bench
 from ggspec.conformance.engine.registry import CHECKS
 from ggspec.conformance.engine.results import RunConfig
 from ggspec.conformance.engine.runner import load_checks, run_check
@@ -21,18 +19,8 @@ load_checks()
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _bench() -> ModuleType:
-    path = ROOT / "bench" / "webgpu_defects.py"
-    spec = importlib.util.spec_from_file_location("ggspec_bench_webgpu_defects", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_a_view_resolved_to_its_own_buffer_fails_only_the_placed_elsewhere_check(tmp_path: Path) -> None:
-    bench = _bench()
+    bench = load_bench("webgpu_defects.py")
     defect = bench.Defect("view_own_buffer_first", "tdata.c",
                           "return tensor->view_src != NULL ? tensor->view_src->buffer : tensor->buffer;",
                           "return tensor->buffer != NULL ? tensor->buffer : tensor->view_src->buffer;",

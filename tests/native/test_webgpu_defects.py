@@ -9,16 +9,15 @@ settings, and a device of another alignment is run, not left unsupported (class 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from benchscripts import load_bench
 from test_webgpu_suite import _require_webgpu
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,22 +37,12 @@ CAUGHT = {
 CHECKED = sorted({c for checks in CAUGHT.values() for c in checks})
 
 
-def _bench() -> ModuleType:
-    path = ROOT / "bench" / "webgpu_defects.py"
-    spec = importlib.util.spec_from_file_location("ggspec_bench_webgpu_defects", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def variant(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], str]:
     """name -> the target of native/ built with that defect (one folder of sources, patched in
     place for each, so the build cache recompiles webgpu.c only)."""
     _require_webgpu()
-    bench = _bench()
+    bench = load_bench("webgpu_defects.py")
     root = tmp_path_factory.mktemp("webgpu-defects")
     built: dict[str, str] = {}
 

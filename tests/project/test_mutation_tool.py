@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
+from benchscripts import load_bench
 
 SNIPPET = """\
 #include <stddef.h>
@@ -23,18 +20,8 @@ static int clamp(int a, int b) {
 """
 
 
-def _tool() -> ModuleType:
-    path = Path(__file__).resolve().parents[2] / "bench" / "mutation.py"
-    spec = importlib.util.spec_from_file_location("ggspec_bench_mutation", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_every_mutant_changes_one_place() -> None:
-    tool = _tool()
+    tool = load_bench("mutation.py")
     mutants = tool.generate_mutants(SNIPPET, "snippet.c")
     kinds = {m.kind for m in mutants}
     assert kinds == {"cmp", "const", "swap", "delete", "negate"}
@@ -49,7 +36,7 @@ def test_every_mutant_changes_one_place() -> None:
 
 
 def test_the_expected_sites() -> None:
-    tool = _tool()
+    tool = load_bench("mutation.py")
     described = {(m.line, m.original, m.replacement) for m in tool.generate_mutants(SNIPPET, "snippet.c")}
     assert (5, "<", "<=") in described
     assert (5, "(a < b)", "(!(a < b))") in described
@@ -66,7 +53,7 @@ def test_the_expected_sites() -> None:
 
 
 def test_stable_for_a_seed() -> None:
-    tool = _tool()
+    tool = load_bench("mutation.py")
     mutants = tool.generate_mutants(SNIPPET * 4, "snippet.c")
     first = tool.sample(mutants, 10, seed=7)
     assert first == tool.sample(mutants, 10, seed=7)
@@ -79,7 +66,7 @@ def test_stable_for_a_seed() -> None:
 
 
 def test_a_deleted_statement_keeps_the_line_numbers() -> None:
-    tool = _tool()
+    tool = load_bench("mutation.py")
     text = "void f(void) {\n    report(1,\n           2);\n    done();\n}\n"
     m = next(m for m in tool.generate_mutants(text, "f.c") if m.kind == "delete" and "report" in m.original)
     mutated = m.apply(text)
@@ -91,7 +78,7 @@ def test_a_deleted_statement_keeps_the_line_numbers() -> None:
 def test_areas_by_call_site() -> None:
     # a helper whose name maps to no area gets the areas of its callers (rc.8's wsp_ggml_is_view_op
     # is called from the scheduler's passes and graph_copy); a public function without callers the default
-    tool = _tool()
+    tool = load_bench("mutation.py")
     text = """\
 static bool is_view_op(int op) { return op == 1; }
 static void sched_split_graph(int op) { if (is_view_op(op)) { return; } }
