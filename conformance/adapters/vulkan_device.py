@@ -11,9 +11,10 @@ device replaces, as `--device webgpu` does, the first *plain* virtual device an 
   the library's own `ggml_backend_vk_init(0)` (after `ggml_backend_vk_get_device_count()`, which
   starts Vulkan's instance in 0.2.56 and later), started on first use in the worker that runs
   the example, never in the parent before a fork (NeedsDeviceWorker, as for WebGPU);
-- the reference: a virtual device of that build's shape (`vulkan_shape(target)`): its name
-  (`Vulkan` in 0.2.38, `Vulkan0` from 0.2.56), the alignment lavapipe reports
-  (minStorageBufferOffsetAlignment, 16), no `get_alloc_size` beyond nbytes, no async entries
+- the reference: a virtual device of that build's shape (`shape_of(device, target)`): its name
+  (`Vulkan` in 0.2.38, `Vulkan0` from 0.2.56), the alignment the device reports on this machine
+  (`device_alignment`: the Vulkan buffer type's get_alignment, minStorageBufferOffsetAlignment;
+  16 on lavapipe, the fallback where it cannot be probed), no `get_alloc_size` beyond nbytes, no async entries
   (all three versions leave set/get/cpy_tensor_async and synchronize NULL), and kernels of its
   own: supports_op is the version's `ggml_backend_vk_supports_op`, transcribed clause by clause
   (`supports_op_0_2_38` ...), and a graph holding anything else is refused (spec/core.md,
@@ -36,6 +37,7 @@ import os
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from ggspec.reference.tensor import Tensor
@@ -52,7 +54,10 @@ DEVICE_OF_ENV = "GGSPEC_DEVICE_OF"
 #: (`computed`) appends one line: how many examples really ran on it (bench/vulkan_tally.py)
 TALLY_ENV = "GGSPEC_DEVICE_TALLY"
 #: lavapipe's minStorageBufferOffsetAlignment, what the Vulkan buffer type's get_alignment returns
+#: there: the reference's alignment where the device cannot be probed (`device_alignment`)
 VULKAN_ALIGNMENT = 16
+#: the cache file of probed alignments (library path and mtime -> get_alignment, or null)
+ALIGNMENT_FILE = "vulkan-alignment.json"
 
 _F32, _F16, _I32, _Q4_0, _Q8_0 = GGMLType.F32, GGMLType.F16, GGMLType.I32, GGMLType.Q4_0, GGMLType.Q8_0
 _GELU, _SILU, _RELU = 7, 9, 5  # enum ggml_unary_op (rc.8's numbering, the suite's)
@@ -138,6 +143,8 @@ class Shipped:
     count_symbol: str
     #: a check of the machine (None: a device is there; else what is missing, in words)
     probe: Callable[[], str | None]
+    #: the alignment the device of target `name` reports here (None: it cannot be asked)
+    alignment: Callable[[str], int | None] = lambda name: None
 
 
 def tally(event: str) -> None:
@@ -191,12 +198,96 @@ def vulkan_probe() -> str | None:
     return why
 
 
+#: the child process that asks a built library's Vulkan device for its alignment (argv[1]: the library)
+_ALIGNMENT_PROBE = """
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+count = getattr(lib, "ggml_backend_vk_get_device_count", None)
+if count is not None:
+    count.restype = ctypes.c_int
+    if count() < 1:
+        print("none")
+        sys.exit(0)
+init = lib.ggml_backend_vk_init
+init.restype, init.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+backend = init(0)
+if not backend:
+    print("none")
+    sys.exit(0)
+buft = lib.ggml_backend_get_default_buffer_type
+buft.restype, buft.argtypes = ctypes.c_void_p, [ctypes.c_void_p]
+align = lib.ggml_backend_buft_get_alignment
+align.restype, align.argtypes = ctypes.c_size_t, [ctypes.c_void_p]
+print(align(buft(backend)))
+"""
+_ALIGNMENTS: dict[str, int | None] = {}
+
+
+def _built_library(target_name: str) -> Path | None:
+    """The library of sdist target `target_name` if it is built here (never builds it)."""
+    from .ggml_python import SDISTS, target_dir
+
+    sd = SDISTS.get(target_name)
+    if sd is None:
+        return None
+    lib = target_dir(target_name) / "lib" / sd.libname
+    return lib if lib.is_file() else None
+
+
+def alignment_cache() -> Path:
+    """The file that keeps the probed alignments (in the cache folder)."""
+    from .external import cache_dir
+
+    return cache_dir() / ALIGNMENT_FILE
+
+
+def device_alignment(target_name: str) -> int | None:
+    """The alignment the Vulkan device of target `target_name`'s build reports on this machine:
+    its default buffer type's get_alignment (the driver's minStorageBufferOffsetAlignment; 16 on
+    lavapipe), as webgpu_device.device_alignment probes ours. None where it cannot be asked: the
+    target is not built here, was built without Vulkan, or the machine has no Vulkan device.
+    Asked in a child process (a device never starts in a process that forks examples), once per
+    build of the library: kept in the process and in the cache folder (ALIGNMENT_FILE), so a
+    run's workers do not start the device to ask again."""
+    import json
+    import subprocess
+    import sys
+
+    lib = _built_library(target_name)
+    if lib is None or vulkan_probe() is not None:
+        return None
+    key = f"{lib}|{lib.stat().st_mtime_ns}"
+    if key in _ALIGNMENTS:
+        return _ALIGNMENTS[key]
+    path = alignment_cache()
+    try:
+        known = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    if key not in known:
+        try:
+            out = subprocess.run([sys.executable, "-c", _ALIGNMENT_PROBE, str(lib)], capture_output=True, text=True,
+                                 timeout=120, check=False).stdout.split()
+        except (OSError, subprocess.SubprocessError):
+            out = []
+        known[key] = int(out[-1]) if out and out[-1].isdigit() and int(out[-1]) > 0 else None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+            partial.write_text(json.dumps(known), encoding="utf-8")
+            os.replace(partial, path)
+        except OSError:
+            pass
+    _ALIGNMENTS[key] = known[key]
+    return _ALIGNMENTS[key]
+
+
 VULKAN = Shipped(
     "vulkan",
     {"llama-cpp-python-0.2.38": _shape("Vulkan", supports_op_0_2_38),
      "llama-cpp-python-0.2.56": _shape("Vulkan0", supports_op_0_2_56),
      "llama-cpp-python-0.2.78": _shape("Vulkan0", supports_op_0_2_78)},
-    "ggml_backend_vk_init", "ggml_backend_vk_get_device_count", vulkan_probe)
+    "ggml_backend_vk_init", "ggml_backend_vk_get_device_count", vulkan_probe, device_alignment)
 
 #: the devices targets ship, by `--device` name
 SHIPPED: dict[str, Shipped] = {VULKAN.name: VULKAN}
@@ -213,9 +304,15 @@ def note_target(name: str) -> None:
 
 
 def shape_of(device: str, target_name: str) -> VDevParams | None:
-    """The reference's shape of `device` as target `target_name` ships it (None: it does not)."""
+    """The reference's shape of `device` as target `target_name` ships it (None: it does not), at
+    the alignment the device reports here (`Shipped.alignment`; the shape's own where it cannot
+    be asked)."""
     shipped = SHIPPED[device]
-    return shipped.shapes.get(target_name)
+    shape = shipped.shapes.get(target_name)
+    if shape is None:
+        return None
+    probed = shipped.alignment(target_name)
+    return replace(shape, alignment=probed) if probed is not None else shape
 
 
 class _ShippedDevice(_WebGPUDevice):

@@ -9,6 +9,13 @@ mesa-vulkan-drivers), and fails on anything else.
 
 from __future__ import annotations
 
+import json
+import re
+import shutil
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
 import pytest
 from ggspec.conformance.adapters import make_target
 from ggspec.conformance.adapters import vulkan_device as vd
@@ -66,7 +73,9 @@ def test_the_reference_is_shaped_like_each_versions_device(monkeypatch: pytest.M
     t: object = _reference(monkeypatch, f"llama-cpp-python-{version}")
     dev = t.vdev_init(VDevParams())  # type: ignore[attr-defined]
     assert t.backend_name(dev) == name  # type: ignore[attr-defined]
-    assert t.backend_get_alignment(dev) == vd.VULKAN_ALIGNMENT  # type: ignore[attr-defined]
+    # the device's own alignment where its build is here and a driver answers, else lavapipe's
+    want = vd.device_alignment(f"llama-cpp-python-{version}") or vd.VULKAN_ALIGNMENT
+    assert t.backend_get_alignment(dev) == want  # type: ignore[attr-defined]
     second = t.vdev_init(VDevParams(name="B"))  # type: ignore[attr-defined]
     assert t.backend_name(second) == "B"  # only the first plain device is the shipped one
     supports = t.backend_supports_op  # type: ignore[attr-defined]
@@ -83,7 +92,63 @@ def test_the_reference_is_shaped_like_each_versions_device(monkeypatch: pytest.M
 def test_supports_op_transcriptions_differ_where_upstream_did() -> None:
     assert vd.VULKAN.shapes["llama-cpp-python-0.2.38"].kernels is vd.supports_op_0_2_38
     assert vd.VULKAN.shapes["llama-cpp-python-0.2.78"].kernels is vd.supports_op_0_2_78
-    assert all(s.alignment == 16 and not s.async_entries and not s.cpy_tensor_async for s in vd.VULKAN.shapes.values())
+    assert all(s.alignment == vd.VULKAN_ALIGNMENT and not s.async_entries and not s.cpy_tensor_async
+               for s in vd.VULKAN.shapes.values())
+
+
+@pytest.mark.parametrize("probed", [64, None])
+def test_the_reference_takes_the_alignment_the_device_reports(monkeypatch: pytest.MonkeyPatch,
+                                                             probed: int | None) -> None:
+    """The reference's device is run at whatever alignment the build's device reports here (a
+    driver other than lavapipe's may say 64 or 256), lavapipe's 16 where it cannot be asked."""
+    monkeypatch.setitem(vd.SHIPPED, "vulkan", replace(vd.VULKAN, alignment=lambda name: probed))
+    t: object = _reference(monkeypatch, "llama-cpp-python-0.2.56")
+    dev = t.vdev_init(VDevParams())  # type: ignore[attr-defined]
+    assert t.backend_get_alignment(dev) == (probed or vd.VULKAN_ALIGNMENT)  # type: ignore[attr-defined]
+    assert vd.shape_of("vulkan", "llama-cpp-python-0.2.56").alignment == (probed or 16)  # type: ignore[union-attr]
+
+
+def test_no_alignment_is_probed_without_a_build(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("GGSPEC_CACHE", str(tmp_path))  # nothing is built there
+    assert vd.device_alignment("llama-cpp-python-0.2.38") is None
+    assert vd.device_alignment("native") is None
+    assert not (tmp_path / vd.ALIGNMENT_FILE).exists()
+
+
+def _vulkaninfo_alignment() -> int | None:
+    exe = shutil.which("vulkaninfo")
+    if exe is None:
+        return None
+    out = subprocess.run([exe], capture_output=True, text=True, timeout=120, check=False).stdout
+    m = re.search(r"minStorageBufferOffsetAlignment\s*=\s*(0x[0-9a-fA-F]+|\d+)", out)
+    return int(m.group(1), 0) if m else None
+
+
+def test_the_probe_asks_the_built_device(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The probe starts the build's own device in a child process and asks its buffer type:
+    ggml-vulkan.cpp answers the driver's minStorageBufferOffsetAlignment, which vulkaninfo
+    reports independently (where it is installed); the answer is kept in the cache file."""
+    if vulkan_buildable() is not None:
+        pytest.skip(f"the Vulkan backend cannot be built here: {vulkan_buildable()}")
+    if vd.vulkan_probe() is not None:
+        pytest.skip(f"no Vulkan device here: {vd.vulkan_probe()}")
+    name = "llama-cpp-python-0.2.38"
+    monkeypatch.setenv(DEVICE_ENV, "vulkan")
+    try:
+        from ggspec.conformance.adapters import prepare_target
+
+        prepare_target(name)
+    except CannotFetch as exc:
+        pytest.skip(f"{name} cannot be fetched here: {exc}")
+    cache = tmp_path / "alignment.json"
+    monkeypatch.setattr(vd, "alignment_cache", lambda: cache)
+    monkeypatch.setattr(vd, "_ALIGNMENTS", {})
+    got = vd.device_alignment(name)
+    assert got is not None and got > 0 and got & (got - 1) == 0, got
+    info = _vulkaninfo_alignment()
+    if info is not None:
+        assert got == info
+    assert list(json.loads(cache.read_text(encoding="utf-8")).values()) == [got]
 
 
 def test_the_real_device_on_lavapipe(monkeypatch: pytest.MonkeyPatch) -> None:
