@@ -66,7 +66,8 @@ _DRIFT_IS_AN_ERROR = ("-Werror=implicit-function-declaration", "-Werror=incompat
 BUILD_FORMAT = "1"
 
 _NATIVE = Path(__file__).resolve().parent.parent.parent / "native"
-_SHIM_SOURCES = (_NATIVE / "src" / "vdev.c", _NATIVE / "src" / "vdev-prefix.h", _NATIVE / "include" / "ggspec-vdev.h",
+_SHIM_SOURCES = (_NATIVE / "src" / "vdev.c", _NATIVE / "src" / "vdev-prefix.h", _NATIVE / "src" / "versions.h",
+                 _NATIVE / "include" / "ggspec-vdev.h",
                  _NATIVE / "src" / "webgpu.c", _NATIVE / "src" / "webgpu_wgsl.h", _NATIVE / "include" / "ggspec-webgpu.h")
 #: the headers whose `ggspec_` names the shim keeps (the virtual device's and the WebGPU backend's)
 _SHIM_HEADERS = ("ggspec-vdev.h", "ggspec-webgpu.h")

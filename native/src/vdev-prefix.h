@@ -23,3 +23,10 @@
 #endif
 
 #include VDEV_IMPL_HEADER
+
+/* the short names vdev.c and webgpu.c use for the backend's types */
+typedef VD(backend_t)             backend_t;
+typedef VD(backend_buffer_t)      buffer_t;
+typedef VD(backend_buffer_type_t) buft_t;
+typedef struct VD(tensor)         tensor_t;
+typedef struct VD(cgraph)         cgraph_t;

@@ -43,10 +43,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-typedef VD(backend_t)             backend_t;
-typedef VD(backend_buffer_t)      buffer_t;
-typedef VD(backend_buffer_type_t) buft_t;
-typedef struct VD(tensor)         tensor_t;
+#include "versions.h"
 
 enum vdev_op_kind {
     VDEV_OP_SET,   /* host -> device */
@@ -517,7 +514,6 @@ static bool vdev_backend_supports_op(backend_t backend, const tensor_t * op) {
 #define VDEV_MAX_SRC 10 /* GGML_MAX_SRC in rc.8 and in ggspec */
 #endif
 
-typedef struct VD(cgraph) cgraph_t;
 
 /* a graph captured at submission: per node, the node's shadow followed by its sources' */
 struct vdev_graph {
@@ -663,45 +659,16 @@ static void vdev_backend_graph_plan_compute(backend_t backend, VD(backend_graph_
     submit_graph(backend, &view);
 }
 
-/* Later builds of this API generation, as the version adapter (conformance/adapters/versions.py)
-   finds them in the target's impl header: the compute entries return enum ggml_status
-   (VDEV_STATUS_API), and cpy_tensor_async is called on the destination's backend with both
-   backends (VDEV_COPY_TWO_BACKENDS). */
-#ifdef VDEV_STATUS_API
-static enum VD(status) vdev_backend_graph_compute_status(backend_t backend, cgraph_t * cgraph) {
-    return vdev_backend_graph_compute(backend, cgraph) ? VDU(STATUS_SUCCESS) : VDU(STATUS_FAILED);
-}
-
-static enum VD(status) vdev_backend_graph_plan_compute_status(backend_t backend, VD(backend_graph_plan_t) plan) {
+/* a plan's computation reports no failure in the oldest form (graph_plan_compute returned void) */
+static bool vdev_backend_plan_run(backend_t backend, VD(backend_graph_plan_t) plan) {
     vdev_backend_graph_plan_compute(backend, plan);
-    return VDU(STATUS_SUCCESS);
+    return true;
 }
-#define VDEV_GRAPH_COMPUTE      vdev_backend_graph_compute_status
-#define VDEV_GRAPH_PLAN_COMPUTE vdev_backend_graph_plan_compute_status
-#else
-#define VDEV_GRAPH_COMPUTE      vdev_backend_graph_compute
-#define VDEV_GRAPH_PLAN_COMPUTE vdev_backend_graph_plan_compute
-#endif
 
-/* From 0.0.30 on a backend carries a guid that ggml_backend_is_cpu compares (VDEV_BACKEND_GUID):
-   every virtual device has this one, which is no CPU backend's. */
-#ifdef VDEV_BACKEND_GUID
-static VD(guid) vdev_guid = {'g', 'g', 's', 'p', 'e', 'c', '-', 'v', 'd', 'e', 'v', 0, 0, 0, 0, 1};
-#define VDEV_GUID_INIT .guid = &vdev_guid,
-#else
-#define VDEV_GUID_INIT
-#endif
-
-#ifdef VDEV_COPY_TWO_BACKENDS
-static bool vdev_backend_cpy_tensor_async_between(backend_t backend_src, backend_t backend_dst, const tensor_t * src,
-                                                  tensor_t * dst) {
-    (void)backend_src;
-    return vdev_backend_cpy_tensor_async(backend_dst, src, dst);
-}
-#define VDEV_CPY_TENSOR_ASYNC vdev_backend_cpy_tensor_async_between
-#else
-#define VDEV_CPY_TENSOR_ASYNC vdev_backend_cpy_tensor_async
-#endif
+/* the entries of later builds of this API generation (versions.h) */
+DEVICE_COMPUTE_ENTRIES(vdev, vdev_backend_graph_compute, vdev_backend_plan_run)
+DEVICE_GUID(vdev, 'g', 'g', 's', 'p', 'e', 'c', '-', 'v', 'd', 'e', 'v', 0, 0, 0, 0, 1)
+DEVICE_CPY_TENSOR_ASYNC_ENTRY(vdev, vdev_backend_cpy_tensor_async)
 
 /* the public functions */
 
@@ -740,19 +707,19 @@ backend_t ggspec_vdev_init(const struct ggspec_vdev_params * p) {
     backend_t backend = malloc(sizeof(*backend));
     vdev_check(backend != NULL, "out of memory for a backend");
     *backend = (struct VD(backend)) {
-        VDEV_GUID_INIT
+        DEVICE_GUID_INIT(vdev)
         .iface = {
             .get_name                = vdev_backend_name,
             .free                    = vdev_backend_free,
             .get_default_buffer_type = vdev_backend_default_buffer_type,
             .set_tensor_async        = p->async_entries ? vdev_backend_set_tensor_async : NULL,
             .get_tensor_async        = p->async_entries ? vdev_backend_get_tensor_async : NULL,
-            .cpy_tensor_async        = p->cpy_tensor_async ? VDEV_CPY_TENSOR_ASYNC : NULL,
+            .cpy_tensor_async        = p->cpy_tensor_async ? vdev_cpy_tensor_async_entry : NULL,
             .synchronize             = vdev_backend_synchronize,
             .graph_plan_create       = vdev_backend_graph_plan_create,
             .graph_plan_free         = vdev_backend_graph_plan_free,
-            .graph_plan_compute      = VDEV_GRAPH_PLAN_COMPUTE,
-            .graph_compute           = VDEV_GRAPH_COMPUTE,
+            .graph_plan_compute      = vdev_plan_compute_entry,
+            .graph_compute           = vdev_graph_compute_entry,
             .supports_op             = vdev_backend_supports_op,
         },
         .context = dev,

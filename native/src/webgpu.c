@@ -92,11 +92,7 @@ size_t ggspec_webgpu_pending(VD(backend_t) b) {
 
 #include "webgpu_wgsl.h" /* static const char webgpu_wgsl[] */
 
-typedef VD(backend_t)             backend_t;
-typedef VD(backend_buffer_t)      buffer_t;
-typedef VD(backend_buffer_type_t) buft_t;
-typedef struct VD(tensor)         tensor_t;
-typedef struct VD(cgraph)         cgraph_t;
+#include "versions.h"
 
 /* the wgpu-native entries used, found with dlsym */
 #define WG_FUNCS(X)                                                                                              \
@@ -1138,42 +1134,10 @@ static bool wg_plan_run(backend_t backend, VD(backend_graph_plan_t) plan) {
     return wg_graph_compute(backend, &view);
 }
 
-static void wg_plan_compute(backend_t backend, VD(backend_graph_plan_t) plan) {
-    (void)wg_plan_run(backend, plan);
-}
-
-/* the later-API variants, as vdev.c has them (macros set by the version adapter) */
-#ifdef VDEV_STATUS_API
-static enum VD(status) wg_graph_compute_status(backend_t backend, cgraph_t * cgraph) {
-    return wg_graph_compute(backend, cgraph) ? VDU(STATUS_SUCCESS) : VDU(STATUS_FAILED);
-}
-static enum VD(status) wg_plan_compute_status(backend_t backend, VD(backend_graph_plan_t) plan) {
-    return wg_plan_run(backend, plan) ? VDU(STATUS_SUCCESS) : VDU(STATUS_FAILED);
-}
-#define WG_GRAPH_COMPUTE      wg_graph_compute_status
-#define WG_GRAPH_PLAN_COMPUTE wg_plan_compute_status
-#else
-#define WG_GRAPH_COMPUTE      wg_graph_compute
-#define WG_GRAPH_PLAN_COMPUTE wg_plan_compute
-#endif
-
-#ifdef VDEV_BACKEND_GUID
-static VD(guid) wg_guid = {'g', 'g', 's', 'p', 'e', 'c', '-', 'w', 'e', 'b', 'g', 'p', 'u', 0, 0, 1};
-#define WG_GUID_INIT .guid = &wg_guid,
-#else
-#define WG_GUID_INIT
-#endif
-
-#ifdef VDEV_COPY_TWO_BACKENDS
-static bool wg_cpy_tensor_async_between(backend_t backend_src, backend_t backend_dst, const tensor_t * src,
-                                        tensor_t * dst) {
-    (void)backend_src;
-    return wg_cpy_tensor_async(backend_dst, src, dst);
-}
-#define WG_CPY_TENSOR_ASYNC wg_cpy_tensor_async_between
-#else
-#define WG_CPY_TENSOR_ASYNC wg_cpy_tensor_async
-#endif
+/* the entries of later builds of this API generation (versions.h) */
+DEVICE_COMPUTE_ENTRIES(wg, wg_graph_compute, wg_plan_run)
+DEVICE_GUID(wg, 'g', 'g', 's', 'p', 'e', 'c', '-', 'w', 'e', 'b', 'g', 'p', 'u', 0, 0, 1)
+DEVICE_CPY_TENSOR_ASYNC_ENTRY(wg, wg_cpy_tensor_async)
 
 /* --- the public functions ----------------------------------------------------------------- */
 
@@ -1205,19 +1169,19 @@ backend_t ggspec_webgpu_init(const char * lib_path, char * reason, size_t reason
         return NULL;
     }
     *backend = (struct VD(backend)) {
-        WG_GUID_INIT
+        DEVICE_GUID_INIT(wg)
         .iface = {
             .get_name                = wg_backend_name,
             .free                    = wg_backend_free,
             .get_default_buffer_type = wg_backend_default_buffer_type,
             .set_tensor_async        = wg_set_tensor_async,
             .get_tensor_async        = wg_get_tensor_async,
-            .cpy_tensor_async        = WG_CPY_TENSOR_ASYNC,
+            .cpy_tensor_async        = wg_cpy_tensor_async_entry,
             .synchronize             = wg_synchronize,
             .graph_plan_create       = wg_plan_create,
             .graph_plan_free         = wg_plan_free,
-            .graph_plan_compute      = WG_GRAPH_PLAN_COMPUTE,
-            .graph_compute           = WG_GRAPH_COMPUTE,
+            .graph_plan_compute      = wg_plan_compute_entry,
+            .graph_compute           = wg_graph_compute_entry,
             .supports_op             = wg_supports_op,
         },
         .context = G,
