@@ -104,6 +104,85 @@ class Fn:
     frees: int | None = None
 
 
+def plain(name: str, params: str, call: Callable[..., Any], returns: str | None = None,
+          frees: int | None = None) -> Fn:
+    """An Fn for a function that takes no per-batch state (the state is dropped before the call)."""
+    fn = Fn(name, tuple(params.split()), lambda _state, *a: call(*a), returns, frees)
+    fn.call.__wrapped__ = call  # type: ignore[attr-defined]
+    return fn
+
+
+#: the functions both wrappers have, in the module of the same name in ggspec.native and
+#: ggspec.reference: (module, function, parameter kinds, kind returned, parameter freed). Where an
+#: API calls one differently (the model's World, its host memory), its own Fn overrides the row.
+COMMON = (
+    ("", "host_alloc", "size bool", "host", None),
+    ("cpu", "cpu_init", "", "backend", None),
+    ("cpu", "cpu_buffer_type", "", "buft", None),
+    ("vdev", "vdev_init", "vparams", "backend", None),
+    ("backend", "backend_name", "backend", None, None),
+    ("backend", "backend_free", "backend", None, 0),
+    ("backend", "backend_get_default_buffer_type", "backend", "buft", None),
+    ("backend", "backend_alloc_buffer", "backend size", "buffer", None),
+    ("backend", "backend_get_alignment", "backend", None, None),
+    ("backend", "backend_synchronize", "backend", None, None),
+    ("backend", "backend_supports_op", "backend tensor", None, None),
+    ("buffer", "buft_name", "buft", None, None),
+    ("buffer", "buft_alloc_buffer", "buft size", "buffer", None),
+    ("buffer", "buft_get_alignment", "buft", None, None),
+    ("buffer", "buft_get_alloc_size", "buft tensor", None, None),
+    ("buffer", "buft_supports_backend", "buft backend", None, None),
+    ("buffer", "buft_is_host", "buft", None, None),
+    ("buffer", "buffer_name", "buffer", None, None),
+    ("buffer", "buffer_free", "buffer", None, 0),
+    ("buffer", "buffer_get_base", "buffer", None, None),
+    ("buffer", "buffer_get_size", "buffer", None, None),
+    ("buffer", "buffer_get_alignment", "buffer", None, None),
+    ("buffer", "buffer_get_alloc_size", "buffer tensor", None, None),
+    ("buffer", "buffer_clear", "buffer byte", None, None),
+    ("buffer", "buffer_is_host", "buffer", None, None),
+    ("buffer", "buffer_set_usage", "buffer usage", None, None),
+    ("buffer", "buffer_get_type", "buffer", "buft", None),
+    ("buffer", "buffer_reset", "buffer", None, None),
+    ("tensor", "init", "memsize bool", "ctx", None),
+    ("tensor", "free", "ctx", None, 0),
+    ("tensor", "new_tensor", "ctx type ne", "tensor", None),
+    ("tensor", "new_tensor", "ctx type ne", "tensor", None),
+    ("tensor", "view", "ctx tensor ne nb offset", "tensor", None),
+    ("tensor", "nbytes", "tensor", None, None),
+    ("tdata", "tensor_alloc", "buffer tensor offset", None, None),
+    ("tdata", "tensor_alloc", "buffer tensor offset", None, None),
+    ("tdata", "view_init", "buffer tensor", None, None),
+    ("tdata", "tensor_set", "tensor payload offset", None, None),
+    ("tdata", "tensor_get", "tensor offset size", None, None),
+    ("tdata", "tensor_set_async", "backend tensor host offset size", None, None),
+    ("tdata", "tensor_get_async", "backend tensor host offset size", None, None),
+    ("copy", "tensor_copy", "tensor tensor", None, None),
+    ("copy", "tensor_copy_async", "backend tensor tensor", None, None),
+    ("registry", "reg_get_count", "", None, None),
+    ("registry", "reg_find_by_name", "name", None, None),
+    ("registry", "reg_init_backend_from_str", "name", "backend", None),
+    ("registry", "reg_get_name", "index", None, None),
+    ("registry", "reg_init_backend", "index name", "backend", None),
+    ("registry", "reg_get_default_buffer_type", "index", "buft", None),
+    ("registry", "reg_alloc_buffer", "index size", "buffer", None),
+    ("registry", "reg_register", "name initfn buft", None, None),
+    ("cpu", "is_cpu", "backend", None, None),
+    ("cpu", "cpu_set_n_threads", "backend nthreads", None, None),
+    ("cpu", "cpu_buffer_from_ptr", "host size", "buffer", None),
+    ("vdev", "vdev_read", "buffer offset size", None, None),
+    ("vdev", "vdev_pending", "backend", None, None),
+)
+
+
+def common_fns(modules: dict[str, Any], own: dict[str, Callable[[str, str, str | None, int | None], Fn]]) -> list[Fn]:
+    """COMMON's functions for one API: `modules` maps COMMON's module names to that API's modules;
+    `own[name](name, params, returns, frees)` makes the Fn of a function the API calls its own way."""
+    return [own[name](name, params, returns, frees) if name in own
+            else plain(name, params, getattr(modules[module], name), returns, frees)
+            for module, name, params, returns, frees in COMMON]
+
+
 @dataclass
 class Api:
     """An API to fuzz: its functions, `fresh()` giving the per-batch state passed first to each call,

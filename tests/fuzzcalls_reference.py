@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fuzzcalls import OBJECT_KINDS, Api, Fn
+from fuzzcalls import OBJECT_KINDS, Api, Fn, common_fns, plain
 
 
 def reference_api() -> Api:
@@ -52,95 +52,66 @@ def reference_api() -> Api:
     r_new_tensor = getattr(rt, "new_tensor", lambda ctx, *a: rt.Context.new_tensor(ctx, *a))
     r_view = getattr(rt, "view", lambda ctx, *a: rt.Context.view(ctx, *a))
 
-    def f(name: str, params: str, call: Any, returns: str | None = None, frees: int | None = None) -> Fn:
-        fn = Fn(name, tuple(params.split()), lambda _w, *a: call(*a), returns, frees)
-        fn.call.__wrapped__ = call  # type: ignore[attr-defined]
-        return fn
-
     def w(name: str, params: str, call: Any, returns: str | None = None, frees: int | None = None) -> Fn:
         return Fn(name, tuple(params.split()), call, returns, frees)
 
-    fns = [
-        w("host_alloc", "size bool", host_alloc, "host"),
-        w("cpu_init", "", rcpu.cpu_init, "backend"),
-        w("cpu_buffer_type", "", rcpu.cpu_buffer_type, "buft"),
-        w("vdev_init", "vparams", rvd.vdev_init, "backend"),
-        f("backend_name", "backend", rb.backend_name),
-        f("backend_free", "backend", rb.backend_free, frees=0),
-        f("backend_get_default_buffer_type", "backend", rb.backend_get_default_buffer_type, "buft"),
-        f("backend_alloc_buffer", "backend size", rb.backend_alloc_buffer, "buffer"),
-        f("backend_get_alignment", "backend", rb.backend_get_alignment),
-        f("backend_synchronize", "backend", rb.backend_synchronize),
-        f("backend_supports_op", "backend tensor", rb.backend_supports_op),
-        f("buft_name", "buft", rbuf.buft_name),
-        f("buft_alloc_buffer", "buft size", rbuf.buft_alloc_buffer, "buffer"),
-        f("buft_get_alignment", "buft", rbuf.buft_get_alignment),
-        f("buft_get_alloc_size", "buft tensor", rbuf.buft_get_alloc_size),
-        f("buft_supports_backend", "buft backend", rbuf.buft_supports_backend),
-        f("buft_is_host", "buft", rbuf.buft_is_host),
-        f("buffer_name", "buffer", rbuf.buffer_name),
-        f("buffer_free", "buffer", rbuf.buffer_free, frees=0),
-        f("buffer_get_base", "buffer", rbuf.buffer_get_base),
-        f("buffer_get_size", "buffer", rbuf.buffer_get_size),
-        f("buffer_get_alignment", "buffer", rbuf.buffer_get_alignment),
-        f("buffer_get_alloc_size", "buffer tensor", rbuf.buffer_get_alloc_size),
-        f("buffer_clear", "buffer byte", rbuf.buffer_clear),
-        f("buffer_is_host", "buffer", rbuf.buffer_is_host),
-        f("buffer_set_usage", "buffer usage", rbuf.buffer_set_usage),
-        f("buffer_get_type", "buffer", rbuf.buffer_get_type, "buft"),
-        f("buffer_reset", "buffer", rbuf.buffer_reset),
-        w("init", "memsize bool", lambda world, mem, no_alloc: r_init(world, mem, no_alloc), "ctx"),
-        f("free", "ctx", r_free, frees=0),
-        f("new_tensor", "ctx type ne", r_new_tensor, "tensor"),
-        f("new_tensor", "ctx type ne", r_new_tensor, "tensor"),
-        f("view", "ctx tensor ne nb offset", r_view, "tensor"),
-        f("nbytes", "tensor", rt.nbytes),
-        w("tensor_alloc", "buffer tensor offset", tensor_alloc),
-        w("tensor_alloc", "buffer tensor offset", tensor_alloc),
-        f("view_init", "buffer tensor", rtd.view_init),
-        w("tensor_set", "tensor payload offset", tensor_set),
-        w("tensor_get", "tensor offset size", tensor_get),
-        f("tensor_set_async", "backend tensor host offset size", rtd.tensor_set_async),
-        f("tensor_get_async", "backend tensor host offset size", rtd.tensor_get_async),
-        f("tensor_copy", "tensor tensor", rcopy.tensor_copy),
-        f("tensor_copy_async", "backend tensor tensor", rcopy.tensor_copy_async),
-        w("reg_get_count", "", lambda world: rreg.registry_of(world).get_count()),
-        w("reg_find_by_name", "name", lambda world, n: rreg.registry_of(world).find_by_name(n)),
-        w("reg_init_backend_from_str", "name", lambda world, n: rreg.registry_of(world).init_backend_from_str(n), "backend"),
-        w("reg_get_name", "index", lambda world, i: rreg.registry_of(world).get_name(i)),
-        w("reg_init_backend", "index name", lambda world, i, p: rreg.registry_of(world).init_backend(i, p), "backend"),
-        w("reg_get_default_buffer_type", "index", lambda world, i: rreg.registry_of(world).get_default_buffer_type(i), "buft"),
-        w("reg_alloc_buffer", "index size", lambda world, i, s: rreg.registry_of(world).alloc_buffer(i, s), "buffer"),
-        w("reg_register", "name initfn buft", lambda world, n, fn, b: rreg.registry_of(world).register(n, fn, b, None)),
-        f("is_cpu", "backend", rcpu.is_cpu),
-        f("cpu_set_n_threads", "backend nthreads", rcpu.cpu_set_n_threads),
-        w("cpu_buffer_from_ptr", "host size", rcpu.cpu_buffer_from_ptr, "buffer"),
-        f("vdev_read", "buffer offset size", rvd.vdev_read),
-        f("vdev_pending", "backend", rvd.vdev_pending),
+    def with_world(call: Any) -> Any:
+        return lambda name, params, returns, frees: w(name, params, call, returns, frees)
+
+    def without_world(call: Any) -> Any:
+        return lambda name, params, returns, frees: plain(name, params, call, returns, frees)
+
+    def registry(method: str) -> Any:
+        return with_world(lambda world, *a: getattr(rreg.registry_of(world), method)(*a))
+
+    modules = {"backend": rb, "buffer": rbuf, "copy": rcopy, "cpu": rcpu, "tdata": rtd, "tensor": rt, "vdev": rvd}
+    fns = common_fns(modules, {
+        "host_alloc": with_world(host_alloc),
+        "cpu_init": with_world(rcpu.cpu_init),
+        "cpu_buffer_type": with_world(rcpu.cpu_buffer_type),
+        "vdev_init": with_world(rvd.vdev_init),
+        "init": with_world(lambda world, mem, no_alloc: r_init(world, mem, no_alloc)),
+        "free": without_world(r_free),
+        "new_tensor": without_world(r_new_tensor),
+        "view": without_world(r_view),
+        "tensor_alloc": with_world(tensor_alloc),
+        "tensor_set": with_world(tensor_set),
+        "tensor_get": with_world(tensor_get),
+        "reg_get_count": registry("get_count"),
+        "reg_find_by_name": registry("find_by_name"),
+        "reg_init_backend_from_str": registry("init_backend_from_str"),
+        "reg_get_name": registry("get_name"),
+        "reg_init_backend": registry("init_backend"),
+        "reg_get_default_buffer_type": registry("get_default_buffer_type"),
+        "reg_alloc_buffer": registry("alloc_buffer"),
+        "reg_register": with_world(lambda world, n, fn, b: rreg.registry_of(world).register(n, fn, b, None)),
+        "cpu_buffer_from_ptr": with_world(rcpu.cpu_buffer_from_ptr),
+    })
+    fns += [
         # only the model has these in Python: graphs and ops, the scheduler and the graph allocator
-        f("new_graph", "ctx", rg.new_graph, "graph"),
-        f("build_forward_expand", "graph tensor", rg.build_forward_expand),
-        f("graph_clear", "graph", rg.graph_clear),
-        f("backend_graph_compute", "backend graph", rb.backend_graph_compute),
-        f("add", "ctx tensor tensor", rops.add, "tensor"),
-        f("mul", "ctx tensor tensor", rops.mul, "tensor"),
-        f("scale", "ctx tensor size", rops.scale, "tensor"),
-        f("cpy", "ctx tensor tensor", rops.cpy, "tensor"),
-        f("cont", "ctx tensor", rops.cont, "tensor"),
-        f("permute", "ctx tensor index index index index", rops.permute, "tensor"),
+        plain("new_graph", "ctx", rg.new_graph, "graph"),
+        plain("build_forward_expand", "graph tensor", rg.build_forward_expand),
+        plain("graph_clear", "graph", rg.graph_clear),
+        plain("backend_graph_compute", "backend graph", rb.backend_graph_compute),
+        plain("add", "ctx tensor tensor", rops.add, "tensor"),
+        plain("mul", "ctx tensor tensor", rops.mul, "tensor"),
+        plain("scale", "ctx tensor size", rops.scale, "tensor"),
+        plain("cpy", "ctx tensor tensor", rops.cpy, "tensor"),
+        plain("cont", "ctx tensor", rops.cont, "tensor"),
+        plain("permute", "ctx tensor index index index index", rops.permute, "tensor"),
         w("sched_new", "backend backend size", lambda world, a, b, n: rs.sched_new(world, [a, b], None, n), "sched"),
-        f("sched_free", "sched", rs.sched_free, frees=0),
-        f("sched_reset", "sched", rs.sched_reset),
-        f("sched_get_n_splits", "sched", rs.get_n_splits),
-        f("sched_get_buffer", "sched backend", rs.get_buffer),
-        f("sched_get_node_backend", "sched tensor", rs.get_node_backend),
-        f("sched_set_node_backend", "sched tensor backend", rs.set_node_backend),
-        f("gallocr_new", "", ra.gallocr_new, "galloc"),
-        f("gallocr_free", "galloc", ra.gallocr_free, frees=0),
-        f("tallocr_new_from_buffer", "buffer", ra.tallocr_new_from_buffer, "talloc"),
-        f("tallocr_alloc", "talloc tensor", ra.tallocr_alloc),
-        f("tallocr_max_size", "talloc", ra.tallocr_max_size),
-        f("tallocr_free", "talloc", ra.tallocr_free, frees=0),
+        plain("sched_free", "sched", rs.sched_free, frees=0),
+        plain("sched_reset", "sched", rs.sched_reset),
+        plain("sched_get_n_splits", "sched", rs.get_n_splits),
+        plain("sched_get_buffer", "sched backend", rs.get_buffer),
+        plain("sched_get_node_backend", "sched tensor", rs.get_node_backend),
+        plain("sched_set_node_backend", "sched tensor backend", rs.set_node_backend),
+        plain("gallocr_new", "", ra.gallocr_new, "galloc"),
+        plain("gallocr_free", "galloc", ra.gallocr_free, frees=0),
+        plain("tallocr_new_from_buffer", "buffer", ra.tallocr_new_from_buffer, "talloc"),
+        plain("tallocr_alloc", "talloc tensor", ra.tallocr_alloc),
+        plain("tallocr_max_size", "talloc", ra.tallocr_max_size),
+        plain("tallocr_free", "talloc", ra.tallocr_free, frees=0),
     ]
     listed = {id(getattr(fn.call, "__wrapped__", None)) for fn in fns}
     fns += [fn for fn in generated_fns() if id(fn.call.__wrapped__) not in listed or fn.name.endswith("+optional")]
