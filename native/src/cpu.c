@@ -64,30 +64,23 @@ static void cpu_buffer_clear(ggspec_backend_buffer_t buffer, uint8_t value) {
     }
 }
 
-static const struct ggspec_backend_buffer_i cpu_buffer_iface = {
-    .get_name    = cpu_buffer_name,
-    .free_buffer = cpu_buffer_free,
-    .get_base    = cpu_buffer_get_base,
-    .init_tensor = NULL,
-    .set_tensor  = cpu_buffer_set_tensor,
-    .get_tensor  = cpu_buffer_get_tensor,
-    .cpy_tensor  = cpu_buffer_cpy_tensor,
-    .clear       = cpu_buffer_clear,
-    .reset       = NULL,
-};
+/* a CPU buffer's entries; free_buffer is NULL where the memory belongs to the caller
+   (cpu_buffer_from_ptr), which is then not freed */
+#define CPU_BUFFER_IFACE(free_buffer_entry)        \
+    {                                              \
+        .get_name    = cpu_buffer_name,            \
+        .free_buffer = free_buffer_entry,          \
+        .get_base    = cpu_buffer_get_base,        \
+        .init_tensor = NULL,                       \
+        .set_tensor  = cpu_buffer_set_tensor,      \
+        .get_tensor  = cpu_buffer_get_tensor,      \
+        .cpy_tensor  = cpu_buffer_cpy_tensor,      \
+        .clear       = cpu_buffer_clear,           \
+        .reset       = NULL,                       \
+    }
 
-/* the same, except that the memory belongs to the caller and is not freed */
-static const struct ggspec_backend_buffer_i cpu_buffer_from_ptr_iface = {
-    .get_name    = cpu_buffer_name,
-    .free_buffer = NULL,
-    .get_base    = cpu_buffer_get_base,
-    .init_tensor = NULL,
-    .set_tensor  = cpu_buffer_set_tensor,
-    .get_tensor  = cpu_buffer_get_tensor,
-    .cpy_tensor  = cpu_buffer_cpy_tensor,
-    .clear       = cpu_buffer_clear,
-    .reset       = NULL,
-};
+static const struct ggspec_backend_buffer_i cpu_buffer_iface          = CPU_BUFFER_IFACE(cpu_buffer_free);
+static const struct ggspec_backend_buffer_i cpu_buffer_from_ptr_iface = CPU_BUFFER_IFACE(NULL);
 
 /* the buffer type */
 
