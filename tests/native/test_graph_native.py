@@ -18,12 +18,12 @@ import numpy as np
 import pytest
 from forked import assert_aborts, run_forked  # noqa: F401 - shared death-test helpers
 from ggspec.native import load_lib
+from made import ALL_OPS, context, vdev  # noqa: F401 - ALL_OPS for the tests below
 
 ffi, lib = load_lib()
 
 F32, F16, Q4_0, Q8_0, I32 = (lib.GGSPEC_TYPE_F32, lib.GGSPEC_TYPE_F16, lib.GGSPEC_TYPE_Q4_0,
                              lib.GGSPEC_TYPE_Q8_0, lib.GGSPEC_TYPE_I32)
-ALL_OPS = (2**64 - 1, 2**64 - 1)
 NP_TYPE = {F32: np.float32, F16: np.float16, I32: np.int32}
 
 
@@ -33,19 +33,13 @@ NP_TYPE = {F32: np.float32, F16: np.float16, I32: np.int32}
 @pytest.fixture
 def ctx() -> Iterator[Any]:
     """A context that allocates: tensors get their bytes in the context's pool."""
-    params = ffi.new("struct ggspec_init_params *", {"mem_size": 64 << 20, "no_alloc": False})
-    c = lib.ggspec_init(params[0])
-    yield c
-    lib.ggspec_free(c)
+    yield from context(64 << 20, no_alloc=False)
 
 
 @pytest.fixture
 def noalloc() -> Iterator[Any]:
     """A no_alloc context: tensors get their bytes from buffers."""
-    params = ffi.new("struct ggspec_init_params *", {"mem_size": 16 << 20, "no_alloc": True})
-    c = lib.ggspec_init(params[0])
-    yield c
-    lib.ggspec_free(c)
+    yield from context(16 << 20, no_alloc=True)
 
 
 @pytest.fixture
@@ -114,20 +108,6 @@ def compute(ctx: Any, backend: Any, out: Any) -> Any:
 
 def names(arr: Any, n: int) -> list[str]:
     return [ffi.string(arr[i].name).decode() for i in range(n)]
-
-
-def vdev(name: str = "VDEV", *, lazy: bool = False) -> Any:
-    p = ffi.new("struct ggspec_vdev_params *")
-    keep = ffi.new("char[]", name.encode())
-    p.name = keep
-    p.alignment = 32
-    p.lazy = lazy
-    p.async_entries = True
-    p.buffer_cpy_tensor = True
-    p.cpy_tensor_async = True
-    p.alloc_pad = 0
-    p.ops_mask = list(ALL_OPS)
-    return lib.ggspec_vdev_init(p)
 
 
 rng = np.random.default_rng(20240229)

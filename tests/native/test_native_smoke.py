@@ -23,11 +23,11 @@ from typing import Any
 
 import pytest
 from ggspec.native import load_lib
+from made import ALL_OPS, context, vdev  # noqa: F401 - ALL_OPS for the tests below
 
 ffi, lib = load_lib()
 
 SIZE_MAX = 2**64 - 1
-ALL_OPS = (2**64 - 1, 2**64 - 1)
 
 
 # --- helpers ------------------------------------------------------------------------------
@@ -89,12 +89,7 @@ def assert_child_ok(child: Child) -> None:
 @pytest.fixture
 def ctx() -> Iterator[Any]:
     """A no_alloc context: tensors get their bytes from buffers."""
-    params = ffi.new(
-        "struct ggspec_init_params *", {"mem_size": 64 * lib.ggspec_tensor_overhead(), "no_alloc": True}
-    )
-    c = lib.ggspec_init(params[0])
-    yield c
-    lib.ggspec_free(c)
+    yield from context(64 * lib.ggspec_tensor_overhead(), no_alloc=True)
 
 
 def addr(p: Any) -> int:
@@ -117,28 +112,6 @@ def get_floats(tensor: Any, n: int, offset: int = 0) -> list[float]:
     out = ffi.new("float[]", n)
     lib.ggspec_backend_tensor_get(tensor, out, offset, 4 * n)
     return list(out)
-
-
-def vdev(
-    name: str = "VDEV",
-    *,
-    lazy: bool = False,
-    alignment: int = 32,
-    alloc_pad: int = 0,
-    cpy: bool = True,
-    ops: tuple[int, int] = ALL_OPS,
-) -> Any:
-    p = ffi.new("struct ggspec_vdev_params *")
-    keep = ffi.new("char[]", name.encode())
-    p.name = keep
-    p.alignment = alignment
-    p.lazy = lazy
-    p.async_entries = True
-    p.buffer_cpy_tensor = cpy
-    p.cpy_tensor_async = cpy
-    p.alloc_pad = alloc_pad
-    p.ops_mask = list(ops)
-    return lib.ggspec_vdev_init(p)
 
 
 def device_bytes(buffer: Any, offset: int, size: int) -> bytes:

@@ -40,11 +40,11 @@ from ggspec.reference.clauses import Profile
 from ggspec.reference.tensor import Context, Tensor, nbytes
 from ggspec.reference.types import GGMLType
 from ggspec.reference.world import World
+from made import vdev
 
 ffi, lib = load_lib()
 
 ROOT = Path(__file__).resolve().parents[2]
-ALL_OPS = (2**64 - 1, 2**64 - 1)
 GRAPH_SIZE = 64
 VDEV, CPU = 0, 1  # backend indices: the device first, the CPU the fallback
 
@@ -190,18 +190,6 @@ def new_ctx(n_tensors: int, no_alloc: bool = True, extra: int = 0) -> Any:
     return lib.ggspec_init(params[0])
 
 
-def nat_vdev(name: str = "VDEV") -> Any:
-    p = ffi.new("struct ggspec_vdev_params *")
-    keep = ffi.new("char[]", name.encode())
-    p.name = keep
-    p.alignment = 32
-    p.async_entries = True
-    p.buffer_cpy_tensor = True
-    p.cpy_tensor_async = True
-    p.ops_mask = list(ALL_OPS)
-    return lib.ggspec_vdev_init(p)
-
-
 def nat_op(ctx: Any) -> Callable[..., Any]:
     def op(kind: str, *args: Any, name: str) -> Any:
         if kind == "reshape":
@@ -254,7 +242,7 @@ class NatRun:
 
 
 def nat_setup(graph_size: int = GRAPH_SIZE) -> NatRun:
-    backends = [nat_vdev(), lib.ggspec_backend_cpu_init()]
+    backends = [vdev(), lib.ggspec_backend_cpu_init()]
     leafs: dict[str, Any] = {}
     keep: list[Any] = []
     for bi, weights in ((VDEV, True), (CPU, True), (CPU, False)):

@@ -27,6 +27,7 @@ from ggspec.conformance.engine.approx import mul_mat_atol, norm_atol
 from ggspec.native import build, load_lib
 from ggspec.native.webgpu import WebGPUUnavailable, adapter_name, webgpu_init, webgpu_pending, wgpu_library
 from ggspec.reference.types import GGMLType
+from made import context
 
 ffi, lib = load_lib()
 
@@ -65,10 +66,7 @@ def limits() -> dict[str, int]:
 
 @pytest.fixture
 def noalloc() -> Iterator[Any]:
-    params = ffi.new("struct ggspec_init_params *", {"mem_size": 16 << 20, "no_alloc": True})
-    c = lib.ggspec_init(params[0])
-    yield c
-    lib.ggspec_free(c)
+    yield from context(16 << 20, no_alloc=True)
 
 
 def bytes_tensor(ctx: Any, n: int) -> Any:
