@@ -85,10 +85,14 @@ def test_undefined_behaviour_accepts_anything_after_it() -> None:
     assert ex.notes and "undefined behaviour" in ex.notes[0]
 
 
-def _temporary_check(name: str, clauses: tuple[str, ...], fn: Any) -> Check:
+def _run_temporary_check(name: str, clauses: tuple[str, ...], fn: Any, target: str) -> Any:
+    """A check registered for one run (3 examples, seed 1, fixed profile) against `target`, then removed."""
     chk = Check(name, clauses, fn, {"n": st.integers(0, 3)}, "tests")
     CHECKS[name] = chk
-    return chk
+    try:
+        return run_check(chk, RunConfig(target, Profile.FIXED, max_examples=3, seed=1))
+    finally:
+        del CHECKS[name]
 
 
 def test_a_crashing_target_is_a_crash_verdict_and_the_run_goes_on() -> None:
@@ -97,11 +101,7 @@ def test_a_crashing_target_is_a_crash_verdict_and_the_run_goes_on() -> None:
         if t.name != "reference":
             _segfault()
 
-    chk = _temporary_check("tests.crashes", ("BUF-6",), scenario)
-    try:
-        res = run_check(chk, RunConfig("native", Profile.FIXED, max_examples=3, seed=1))
-    finally:
-        del CHECKS["tests.crashes"]
+    res = _run_temporary_check("tests.crashes", ("BUF-6",), scenario, "native")
     assert res.status == "crash"
     assert "SIGSEGV" in res.detail
 
@@ -110,10 +110,6 @@ def test_an_assert_check_that_misses_its_clause_fails() -> None:
     def scenario(t: Any, rec: Any, n: int) -> None:
         rec("n", n)  # never breaks TDATA-3
 
-    chk = _temporary_check("tests.vacuous", ("TDATA-3",), scenario)
-    try:
-        res = run_check(chk, RunConfig("reference", Profile.FIXED, max_examples=3, seed=1))
-    finally:
-        del CHECKS["tests.vacuous"]
+    res = _run_temporary_check("tests.vacuous", ("TDATA-3",), scenario, "reference")
     assert res.status == "fail"
     assert "did not reach its clause" in res.detail
