@@ -1,7 +1,7 @@
 """Shared pytest configuration: hypothesis run-size profiles (dev, ci, thorough), the seed
 printed in the header, one object cache for the run's native builds, under pytest-xdist the
-longest test files first (below), and the `rc8_or_skip` fixture (rc.8 fetched, or the test
-skipped, or failed under CI=true)."""
+longest test files first (below), the `rc8_or_skip` fixture (rc.8 fetched, or the test
+skipped, or failed under CI=true) and the `fault_target` fixture (native with its fault-injection points)."""
 
 from __future__ import annotations
 
@@ -145,3 +145,13 @@ class Rc8OrSkip:
 def rc8_or_skip() -> Rc8OrSkip:
     """The one place where the tests fetch rc.8 or skip (or fail under CI=true): see Rc8OrSkip."""
     return Rc8OrSkip()
+
+
+@pytest.fixture(scope="module")
+def fault_target(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """native built with its fault-injection points (GGSPEC_FAULT=…, native/src/fault.h), as a target name."""
+    from ggspec.native.build import build_variant
+
+    out = tmp_path_factory.mktemp("fault")
+    build_variant("ggspec_native_fault", str(out), defines=["GGSPEC_FAULT_INJECTION"], extra_cflags=["-O0"])
+    return f"native:{out}:ggspec_native_fault"

@@ -406,6 +406,16 @@ def fuzz(api: str, calls: int) -> Tally:
     return total
 
 
+def assert_survives(api: str, calls: int) -> None:
+    """The fuzz tests' assertion: `calls` calls against `api` (see fuzz), and enough of them got
+    through the argument checks that the run tested more than refusals."""
+    total = fuzz(api, calls)
+    n = sum(total.outcomes.values())
+    print(f"{api}: {n} calls: {dict(total.outcomes)}")
+    assert n >= calls // BATCH * BATCH
+    assert total.outcomes["ok"] > n // 10, "too few calls got through: the fuzz test would test only refusals"
+
+
 _APIS: dict[str, Api] = {}
 
 

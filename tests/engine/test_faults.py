@@ -20,19 +20,11 @@ from ggspec.conformance.engine.results import RunConfig
 from ggspec.conformance.engine.runner import load_checks, run_check
 from ggspec.conformance.engine.stream import read as read_stream
 from ggspec.conformance.errors import Unsendable
-from ggspec.native.build import build_variant
 from ggspec.reference.clauses import Profile
 
 ROOT = Path(__file__).resolve().parents[2]
 HANG_TIMEOUT = 2  # --timeout of the runs with a hang: it costs this much per check
 NO_HANG_TIMEOUT = 60  # --timeout of the others: never reached, however loaded the machine
-
-
-@pytest.fixture(scope="module")
-def fault_target(tmp_path_factory: pytest.TempPathFactory) -> str:
-    out = tmp_path_factory.mktemp("fault")
-    build_variant("ggspec_native_fault", str(out), defines=["GGSPEC_FAULT_INJECTION"], extra_cflags=["-O0"])
-    return f"native:{out}:ggspec_native_fault"
 
 
 def _clauses_of(pattern: str) -> set[str]:

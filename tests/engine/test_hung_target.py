@@ -13,23 +13,14 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 from ggspec.conformance.engine import isolate
 from ggspec.conformance.engine.hangs import HUNG_AFTER, HUNG_CALL_TIMEOUT, HangWatch, is_hang
 from ggspec.conformance.engine.results import CheckResult
 from ggspec.conformance.engine.stream import read as read_stream
-from ggspec.native.build import build_variant
 
 ROOT = Path(__file__).resolve().parents[2]
 #: checks that compute graphs (each hangs at its target's third graph_compute) and two that do not
 SELECT = "graphcompute.*,ops.add_computes,ops.mul_computes,ops.scale_computes,tdata.get_reads_the_range"
-
-
-@pytest.fixture(scope="module")
-def fault_target(tmp_path_factory: pytest.TempPathFactory) -> str:
-    out = tmp_path_factory.mktemp("fault")
-    build_variant("ggspec_native_fault", str(out), defines=["GGSPEC_FAULT_INJECTION"], extra_cflags=["-O0"])
-    return f"native:{out}:ggspec_native_fault"
 
 
 def test_a_target_hanging_from_its_third_compute_on_is_judged_with_a_short_call_limit(

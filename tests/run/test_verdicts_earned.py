@@ -21,18 +21,10 @@ from ggspec.conformance.engine.limits import MIN_ADDRESS_SPACE
 from ggspec.conformance.engine.results import RunConfig
 from ggspec.conformance.errors import HarnessFailed
 from ggspec.conformance.run import cache
-from ggspec.native.build import build_variant
 from ggspec.reference.clauses import Profile
 
 ROOT = Path(__file__).resolve().parents[2]
 GET = "tdata.get_reads_the_range"
-
-
-@pytest.fixture(scope="module")
-def fault_target(tmp_path_factory: pytest.TempPathFactory) -> str:
-    out = tmp_path_factory.mktemp("fault")
-    build_variant("ggspec_native_fault", str(out), defines=["GGSPEC_FAULT_INJECTION"], extra_cflags=["-O0"])
-    return f"native:{out}:ggspec_native_fault"
 
 
 def _run(cwd: Path, *args: str, env: dict[str, str] | None = None, limit: int | None = None
