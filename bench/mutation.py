@@ -336,10 +336,521 @@ def _sites(text: str, toks: Sequence[Tok]) -> Iterable[tuple[int, str, str, str]
             yield start, text[start:end], ";", "delete"
 
 
-def generate_mutants(text: str, file: str) -> list[Mutant]:
-    """Every single-site mutant of C source `text` (named `file` in the records), in text order."""
+# -- semantic mutation sites (issue 30) ----------------------------------------------------------
+# Lexical approximations of "a wrong thing of the right type": the declared types come from the
+# declarations' text (C: `TYPE [*...] NAME`, WGSL: `let|var NAME[: TYPE]` with the type of a simple
+# initializer inferred, and parameters), the fields' from the struct definitions of the file and the
+# headers given beside it. A site whose swap turns out ill-typed does not compile (C) or does not
+# validate (WGSL): it is `did not compile`, outside both rates.
+
+SEMANTIC_KINDS = ("var", "field", "index", "reset", "order", "bound")
+_C_TYPE_WORDS = {"void", "char", "short", "int", "long", "float", "double", "bool", "_Bool", "unsigned", "signed",
+                 "size_t"}
+_QUALIFIERS = {"const", "static", "volatile", "register", "restrict", "inline", "extern"}
+_CONTROL = {"if", "else", "for", "while", "do", "switch", "case", "default", "break", "continue", "goto", "return"}
+_RESET_CALL = re.compile(r"free|reset|clear|release|destroy|memset|deinit|fini|unmap|atomicAnd", re.IGNORECASE)
+_COUNT_NAME = re.compile(r"^n_|^n[A-Z]|count|size|len|^num|^ne$")
+_WGSL_SCALARS = {"u32", "i32", "f32", "f16", "bool"}
+
+
+def _type_names(toks: Sequence[Tok]) -> set[str]:
+    """Type names a C source (or its headers) declares with typedef, and every ``*_t`` name."""
+    out = {t.text for t in toks if t.kind == "id" and t.text.endswith("_t")}
+    for i, t in enumerate(toks):
+        if t.text == "typedef":
+            level, j = 0, i + 1
+            while j < len(toks) and not (toks[j].text == ";" and level == 0):
+                level += toks[j].text == "{"
+                level -= toks[j].text == "}"
+                j += 1
+            k = j - 1
+            while k > i and toks[k].text in (")", "]"):  # typedef void (*name)(...): the id after `(*`
+                k = _match_back(toks, k) - 1
+            names = [x for x in toks[i:j] if x.kind == "id"]
+            if k > i and toks[k].kind == "id":
+                out.add(toks[k].text)
+            elif names:
+                out.add(names[-1].text)
+    return out
+
+
+def _c_decl(toks: Sequence[Tok], i: int, types: set[str]) -> tuple[str, list[int]] | None:
+    """A C declaration starting at token i: (its base type's text, the indexes of its declarators'
+    names, each with its own stars folded into the type by `_declarators`), or None."""
+    j = i
+    while j < len(toks) and toks[j].text in _QUALIFIERS:
+        j += 1
+    if j >= len(toks):
+        return None
+    if toks[j].text in ("struct", "enum", "union") and j + 1 < len(toks) and toks[j + 1].kind == "id":
+        base, j = f"{toks[j].text} {toks[j + 1].text}", j + 2
+    elif toks[j].text in _C_TYPE_WORDS:
+        words = []
+        while j < len(toks) and toks[j].text in _C_TYPE_WORDS:
+            words.append(toks[j].text)
+            j += 1
+        base = " ".join(words)
+    elif toks[j].kind == "id" and toks[j].text in types:
+        base, j = toks[j].text, j + 1
+    else:
+        return None
+    while j < len(toks) and toks[j].text == "const":
+        j += 1
+    k = j
+    while k < len(toks) and toks[k].text in ("*", "const"):
+        k += 1
+    if k >= len(toks) or toks[k].kind != "id" or toks[k].text in _KEYWORDS or k + 1 >= len(toks) \
+            or toks[k + 1].text not in ("=", ";", ",", "[", ")"):
+        return None
+    return base, [j]
+
+
+def _declarators(toks: Sequence[Tok], start: int, end: int, base: str) -> list[tuple[str, str, int]]:
+    """(name, type, token index) of each declarator of a declaration whose first declarator starts
+    at `start` (its stars), up to `end` (the `;` or the `)` closing a parameter)."""
+    out = []
+    k, depth = start, toks[start].depth
+    while k < end:
+        stars = 0
+        while k < end and toks[k].text in ("*", "const"):
+            stars += toks[k].text == "*"
+            k += 1
+        if k >= end or toks[k].kind != "id":
+            break
+        name_i = k
+        k += 1
+        array = ""
+        while k < end and toks[k].text == "[":
+            k = _match_fwd(toks, k) + 1
+            array += "[]"
+        out.append((toks[name_i].text, base + "*" * stars + array, name_i))
+        while k < end and not (toks[k].text == "," and toks[k].depth == depth):
+            k += 1
+        k += 1
+    return out
+
+
+def _wgsl_type(toks: Sequence[Tok], i: int, end: int) -> str:
+    return "".join(t.text for t in toks[i:end])
+
+
+def _fn_bodies(toks: Sequence[Tok]) -> list[tuple[int, int, int]]:
+    """(index of the parameter list's `(`, of the body's `{`, of its `}`) of each function definition
+    (C: `name(...) {`; WGSL: `fn name(...) [-> type] {`)."""
+    out = []
+    level = 0
+    for i, t in enumerate(toks):
+        if t.text == "{":
+            if level == 0:
+                k = i - 1
+                while k > 0 and toks[k].text != ")":  # WGSL: `-> type` between the parameters and the body
+                    if toks[k].text in (";", "}", "=", "{") or i - k > 8:
+                        break
+                    k -= 1
+                if toks[k].text == ")":
+                    o = _match_back(toks, k)
+                    if o > 0 and toks[o - 1].kind == "id" and toks[o - 1].text not in _KEYWORDS:
+                        close = i
+                        lv = 0
+                        for c in range(i, len(toks)):
+                            lv += toks[c].text == "{"
+                            lv -= toks[c].text == "}"
+                            if lv == 0:
+                                close = c
+                                break
+                        out.append((o, i, close))
+            level += 1
+        elif t.text == "}":
+            level = max(0, level - 1)
+    return out
+
+
+def _wgsl_infer(toks: Sequence[Tok], i: int, end: int, known: dict[str, str], fns: dict[str, str]) -> str | None:
+    """The type of a WGSL initializer's first typed token (a suffixed literal, a cast or constructor,
+    a known variable or its vector component, a call of a function with a declared result), or None."""
+    for k in range(i, end):
+        t = toks[k]
+        if t.kind == "num":
+            if t.text.endswith("u"):
+                return "u32"
+            if t.text.endswith("i"):
+                return "i32"
+            if "." in t.text or t.text.endswith("f"):
+                return "f32"
+            continue
+        if t.kind != "id":
+            if t.text in ("<", ">", "<=", ">=", "==", "!=", "&&", "||", "!"):
+                return None  # a comparison: bool, or too involved
+            continue
+        if t.text in _WGSL_SCALARS and k + 1 < end and toks[k + 1].text == "(":
+            return t.text
+        if re.fullmatch(r"vec[234]", t.text) and k + 3 < end and toks[k + 1].text == "<":
+            return "".join(x.text for x in toks[k:k + 4])
+        if t.text == "bitcast" and k + 2 < end and toks[k + 1].text == "<":
+            return toks[k + 2].text
+        if t.text in fns and k + 1 < end and toks[k + 1].text == "(":
+            return fns[t.text]
+        if t.text in known and (k == 0 or toks[k - 1].text != "."):
+            ty = known[t.text]
+            if k + 2 < end and toks[k + 1].text == "." and toks[k + 2].text in ("x", "y", "z", "w"):
+                m = re.fullmatch(r"vec[234]<(\w+)>", ty)
+                return m.group(1) if m else None
+            return ty if not (k + 1 < end and toks[k + 1].text in ("[", ".")) else None
+        return None
+    return None
+
+
+def _var_sites(toks: Sequence[Tok], wgsl: bool, types: set[str]) -> Iterable[tuple[int, str, str, str]]:
+    """`var`: one use of a variable replaced by the latest-declared other variable of the same type
+    in scope (parameters and locals of the same function)."""
+    fns: dict[str, str] = {}
+    if wgsl:
+        for o, b, _ in _fn_bodies(toks):
+            c = _match_fwd(toks, o)
+            if c + 1 < b and toks[c + 1].text == "->":
+                fns[toks[o - 1].text] = _wgsl_type(toks, c + 2, b)
+    for o, b, e in _fn_bodies(toks):
+        c = _match_fwd(toks, o)
+        scopes: list[dict[str, tuple[str, int]]] = [{}]
+        # the parameters
+        k = o + 1
+        while k < c:
+            end = k
+            while end < c and not (toks[end].text == "," and toks[end].depth == toks[o].depth + 1):
+                end += 1
+            if wgsl:
+                names = [x for x in range(k, end) if toks[x].kind == "id" and x + 1 < end and toks[x + 1].text == ":"]
+                if names:
+                    n = names[-1]
+                    scopes[0][toks[n].text] = (_wgsl_type(toks, n + 2, end), c)
+            else:
+                d = _c_decl(toks, k, types)
+                if d is not None:
+                    for name, ty, _ in _declarators(toks, d[1][0], end, d[0])[:1]:
+                        scopes[0][name] = (ty, c)
+            k = end + 1
+        closers: list[tuple[int, int]] = []  # (token index ending a for-scope, scopes depth it pops to)
+        decl_names: set[int] = set()
+        for k in range(b + 1, e):
+            t = toks[k]
+            while closers and closers[-1][0] < k:
+                del scopes[closers.pop()[1]:]
+            if t.text == "{":
+                scopes.append({})
+                continue
+            if t.text == "}":
+                if len(scopes) > 1:
+                    scopes.pop()
+                continue
+            prev = toks[k - 1].text
+            if wgsl and t.text in ("let", "var", "const") and k + 2 < e:
+                n = k + 1
+                if toks[n].kind == "id" and toks[n + 1].text in (":", "="):
+                    end = n + 1
+                    while end < e and toks[end].text not in (";",) and not (toks[end].text == "=" and toks[n + 1].text == ":"):
+                        end += 1
+                    if toks[n + 1].text == ":":
+                        ty: str | None = _wgsl_type(toks, n + 2, end)
+                    else:
+                        semi = n + 2
+                        while semi < e and toks[semi].text != ";":
+                            semi += 1
+                        ty = _wgsl_infer(toks, n + 2, semi, {m: v[0] for s in scopes for m, v in s.items()}, fns)
+                    if prev == "(" and toks[k - 2].text == "for":
+                        semi = _match_fwd(toks, k - 1)
+                        body_end = _match_fwd_brace(toks, semi + 1) if semi + 1 < e and toks[semi + 1].text == "{" else semi
+                        scopes.append({})
+                        closers.append((body_end, len(scopes) - 1))
+                    decl_names.add(n)
+                    if ty:
+                        semi = n
+                        while semi < e and toks[semi].text != ";":
+                            semi += 1
+                        scopes[-1][toks[n].text] = (ty, semi)
+                continue
+            if not wgsl and (prev in (";", "{", "}") or (prev == "(" and toks[k - 2].text == "for")) and t.kind == "id":
+                d = _c_decl(toks, k, types)
+                if d is not None:
+                    semi = d[1][0]
+                    while semi < e and not (toks[semi].text == ";" and toks[semi].depth == t.depth):
+                        semi += 1
+                    if prev == "(":
+                        close = _match_fwd(toks, k - 1)
+                        body_end = _match_fwd_brace(toks, close + 1) if toks[close + 1].text == "{" else close
+                        scopes.append({})
+                        closers.append((body_end, len(scopes) - 1))
+                    for name, ty2, n in _declarators(toks, d[1][0], semi, d[0]):
+                        scopes[-1][name] = (ty2, semi)
+                        decl_names.add(n)
+                    continue
+            if t.kind != "id" or k in decl_names or prev in (".", "->") or toks[k + 1].text == "(":
+                continue
+            if wgsl and toks[k + 1].text == ":":
+                continue
+            visible: dict[str, tuple[str, int]] = {}
+            for s in scopes:
+                visible.update(s)
+            if t.text not in visible:
+                continue
+            ty = visible[t.text][0]
+            sibs = [m for m in visible if m != t.text and visible[m][0] == ty and visible[m][1] < k]
+            if not sibs:
+                continue
+            sib = max(sibs, key=lambda m: visible[m][1])
+            yield t.offset, t.text, sib, "var"
+
+
+def _match_fwd_brace(toks: Sequence[Tok], i: int) -> int:
+    level = 0
+    for j in range(i, len(toks)):
+        level += toks[j].text == "{"
+        level -= toks[j].text == "}"
+        if level == 0:
+            return j
+    return len(toks) - 1
+
+
+def struct_fields(toks: Sequence[Tok], wgsl: bool = False) -> dict[str, list[tuple[str, str]]]:
+    """Each struct's fields, (name, type text) in declaration order (a function pointer's type is its
+    declaration with the name left out; nested struct or union bodies are skipped)."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for i, t in enumerate(toks):
+        if t.text != "struct" or i + 2 >= len(toks) or toks[i + 1].kind != "id" or toks[i + 2].text != "{":
+            continue
+        close = _match_fwd_brace(toks, i + 2)
+        fields: list[tuple[str, str]] = []
+        k = i + 3
+        while k < close:
+            end = k
+            while end < close and toks[end].text not in (";", "{") and not (wgsl and toks[end].text == ","
+                                                                              and toks[end].depth == toks[k].depth):
+                end += 1
+            if end < close and toks[end].text == "{":
+                end = _match_fwd_brace(toks, end) + 1
+                while end < close and toks[end].text != ";":
+                    end += 1
+                k = end + 1
+                continue
+            decl = toks[k:end]
+            if wgsl:
+                if len(decl) >= 3 and decl[0].kind == "id" and decl[1].text == ":":
+                    fields.append((decl[0].text, "".join(x.text for x in decl[2:])))
+            else:
+                fp = [x for x in range(len(decl) - 2) if decl[x].text == "(" and decl[x + 1].text == "*"
+                      and decl[x + 2].kind == "id"]
+                if fp:
+                    x = fp[0]
+                    fields.append((decl[x + 2].text, " ".join(y.text for y in decl[:x + 2] + decl[x + 3:])))
+                else:
+                    d = _c_decl(list(decl) + [Tok("op", ";", 0, decl[0].depth if decl else 0)], 0,
+                                {y.text for y in decl if y.kind == "id"})
+                    if d is not None:
+                        for name, ty, _ in _declarators(list(decl) + [Tok("op", ";", 0, 0)], d[1][0], len(decl), d[0]):
+                            fields.append((name, ty))
+            k = end + 1
+        out.setdefault(toks[i + 1].text, fields)
+    return out
+
+
+def _field_sites(toks: Sequence[Tok], structs: dict[str, list[tuple[str, str]]], wgsl: bool
+                 ) -> Iterable[tuple[int, str, str, str]]:
+    """`field`: `->f` / `.f` read or written as `->g` / `.g`, g a field of the same type next to f
+    (before or after it) in a struct that has both, and used in the file; WGSL's vector components
+    x, y, z, w are fields of one type."""
+    used = {toks[i + 1].text for i in range(len(toks) - 1) if toks[i].text in (".", "->") and toks[i + 1].kind == "id"}
+    by_field: dict[str, list[str]] = {}
+    for fields in structs.values():
+        for n, (name, ty) in enumerate(fields):
+            for m in (n - 1, n + 1):
+                if 0 <= m < len(fields) and fields[m][1] == ty and fields[m][0] in used:
+                    sibs = by_field.setdefault(name, [])
+                    if fields[m][0] not in sibs:
+                        sibs.append(fields[m][0])
+    if wgsl:
+        comps = [c for c in "xyzw" if c in used]
+        for n, c in enumerate(comps):
+            by_field.setdefault(c, [d for d in (comps[n - 1] if n else None, comps[n + 1] if n + 1 < len(comps) else None)
+                                    if d])
+    for i in range(1, len(toks)):
+        t = toks[i]
+        if toks[i - 1].text in (".", "->") and t.kind == "id" and t.text in by_field \
+                and not (i + 1 < len(toks) and toks[i + 1].text == "("):
+            for g in by_field[t.text]:
+                yield t.offset, t.text, g, "field"
+
+
+def _index_sites(toks: Sequence[Tok]) -> Iterable[tuple[int, str, str, str]]:
+    """`index`: `a[k]` → `a[j]` (constant indexes), j another constant index the file uses with an
+    array of the same name (ne[0] → ne[1], src[1] → src[0])."""
+    seen: dict[str, list[str]] = {}
+    sites = []
+    for i in range(1, len(toks) - 2):
+        if toks[i].text == "[" and toks[i - 1].kind == "id" and toks[i + 2].text == "]" and toks[i + 1].kind == "num" \
+                and re.fullmatch(r"\d[uU]?", toks[i + 1].text) and not (
+                    i >= 2 and toks[i - 2].kind == "id"  # a declaration's size: `TYPE name[4]`
+                    and (toks[i - 2].text not in _KEYWORDS or toks[i - 2].text in _C_TYPE_WORDS)):
+            name = toks[i - 1].text
+            val = toks[i + 1].text
+            if val not in seen.setdefault(name, []):
+                seen[name].append(val)
+            sites.append((toks[i + 1], name))
+    for t, name in sites:
+        vals = sorted(seen[name], key=lambda v: int(v.rstrip("uU")))
+        for v in vals:
+            if v != t.text:
+                yield t.offset, t.text, v, "index"
+
+
+def _statements(toks: Sequence[Tok], a: int, b: int) -> list[tuple[int, int]]:
+    """(first, last token index) of the simple statements directly in the block between tokens a and
+    b (exclusive), in order; a compound statement or a control statement is a break (None-like
+    entries are left out, so that two statements are adjacent only when nothing stands between)."""
+    out: list[tuple[int, int]] = []
+    k = a + 1
+    while k < b:
+        t = toks[k]
+        if t.text == "{":
+            out.append((-1, -1))
+            k = _match_fwd_brace(toks, k) + 1
+            continue
+        if t.text in _CONTROL or t.text in ("fn", "loop", "@") or t.text == "}":
+            out.append((-1, -1))
+            # skip to the end of this statement: its block or its `;`
+            j = k
+            while j < b and toks[j].text not in (";", "{"):
+                if toks[j].text == "(":
+                    j = _match_fwd(toks, j)
+                j += 1
+            k = (_match_fwd_brace(toks, j) + 1) if j < b and toks[j].text == "{" else j + 1
+            continue
+        j = k
+        while j < b and not (toks[j].text == ";" and toks[j].depth == t.depth):
+            if toks[j].text == "{":
+                break
+            j += 1
+        if j >= b or toks[j].text != ";":
+            out.append((-1, -1))
+            k = j
+            continue
+        out.append((k, j))
+        k = j + 1
+    return out
+
+
+def _order_sites(text: str, toks: Sequence[Tok], wgsl: bool, types: set[str]) -> Iterable[tuple[int, str, str, str]]:
+    """`order`: two adjacent simple statements of one block swapped (at least one of them not a
+    declaration: swapped declarations do nothing or do not compile)."""
+    blocks = [i for i, t in enumerate(toks) if t.text == "{"]
+    fn_ranges = [(b, e) for _, b, e in _fn_bodies(toks)]
+    for open_i in blocks:
+        if not any(b <= open_i < e for b, e in fn_ranges):
+            continue
+        close = _match_fwd_brace(toks, open_i)
+        stmts = _statements(toks, open_i, close)
+        for (a0, a1), (b0, b1) in zip(stmts, stmts[1:], strict=False):
+            if a0 < 0 or b0 < 0:
+                continue
+            def is_decl(s: int) -> bool:
+                if wgsl:
+                    return toks[s].text in ("let", "var", "const")
+                return _c_decl(toks, s, types) is not None
+            if is_decl(a0) and is_decl(b0):
+                continue
+            first = text[toks[a0].offset:toks[a1].offset + 1]
+            second = text[toks[b0].offset:toks[b1].offset + 1]
+            if first == second:
+                continue
+            between = text[toks[a1].offset + 1:toks[b0].offset]
+            yield toks[a0].offset, first + between + second, second + between + first, "order"
+
+
+def _reset_sites(toks: Sequence[Tok], text: str) -> Iterable[tuple[int, str, str, str]]:
+    """`reset`: a call that frees, resets or clears (by its name), or an assignment of NULL / 0 /
+    false to a field, deleted."""
+    for i, t in enumerate(toks):
+        prev = toks[i - 1].text if i else ";"
+        if prev not in (";", "{", "}") or t.kind != "id" or t.text in _KEYWORDS:
+            continue
+        j = i
+        while j < len(toks) and not (toks[j].text == ";" and toks[j].depth == t.depth):
+            if toks[j].text in ("{", "}"):
+                break
+            j += 1
+        if j >= len(toks) or toks[j].text != ";":
+            continue
+        callee = i  # the name called: `f(...)`, `x->iface.f(...)`
+        while callee + 2 < j and toks[callee + 1].text in (".", "->") and toks[callee + 2].kind == "id":
+            callee += 2
+        is_reset = (toks[callee + 1].text == "(" and _match_fwd(toks, callee + 1) == j - 1
+                    and bool(_RESET_CALL.search(toks[callee].text)))
+        if not is_reset and j - i >= 4 and toks[j - 2].text == "=" and toks[j - 1].text in ("NULL", "0", "false") \
+                and any(x.text in ("->", ".") for x in toks[i:j - 2]):
+            is_reset = True
+        if is_reset:
+            yield t.offset, text[t.offset:toks[j].offset + 1], ";", "reset"
+
+
+def _bound_sites(text: str, toks: Sequence[Tok], structs: dict[str, list[tuple[str, str]]]
+                 ) -> Iterable[tuple[int, str, str, str]]:
+    """`bound`: a for-loop's bound (`i < B`, `i <= B`, `i != B`) replaced by a sibling count: the
+    bound of another loop of the same function, or, for `x->f` / `x.f`, `x->g` with g a count-like
+    field of the same type beside f in a struct (n_nodes → n_leafs)."""
+    count_sibs: dict[str, list[str]] = {}
+    for fields in structs.values():
+        for name, ty in fields:
+            if _COUNT_NAME.search(name):
+                count_sibs.setdefault(name, [])
+                for other, ty2 in fields:
+                    if other != name and ty2 == ty and _COUNT_NAME.search(other) and other not in count_sibs[name]:
+                        count_sibs[name].append(other)
+    for _, b, e in _fn_bodies(toks):
+        loops: list[tuple[int, int]] = []  # token range of each bound B
+        for k in range(b, e):
+            if toks[k].text != "for" or toks[k + 1].text != "(":
+                continue
+            close = _match_fwd(toks, k + 1)
+            semis = [x for x in range(k + 2, close) if toks[x].text == ";" and toks[x].depth == toks[k + 1].depth + 1]
+            if len(semis) != 2:
+                continue
+            cmp_i = [x for x in range(semis[0] + 1, semis[1]) if toks[x].text in ("<", "<=", "!=")
+                     and toks[x].depth == toks[k + 1].depth + 1]
+            if len(cmp_i) != 1:
+                continue
+            s0 = cmp_i[0] + 1
+            s1 = _operand_fwd(toks, s0)
+            if s1 >= s0 and (s1 + 1 == semis[1] or toks[s1 + 1].text in ("&&", "||")):
+                loops.append((s0, s1))
+        texts = [text[toks[s0].offset:toks[s1].offset + len(toks[s1].text)] for s0, s1 in loops]
+        for (s0, s1), bound in zip(loops, texts, strict=True):
+            cands = [x for x in dict.fromkeys(texts) if x != bound]
+            if toks[s1].kind == "id" and s1 > s0 and toks[s1 - 1].text in ("->", "."):
+                prefix = text[toks[s0].offset:toks[s1].offset]
+                cands += [prefix + g for g in count_sibs.get(toks[s1].text, []) if prefix + g not in cands]
+            for c in cands[:3]:
+                yield toks[s0].offset, bound, c, "bound"
+
+
+def semantic_sites(text: str, wgsl: bool = False, headers: str = "") -> list[tuple[int, str, str, str]]:
+    """(offset, original, replacement, kind) of every semantic mutation site of `text` (C, or WGSL
+    with `wgsl`), in text order; `headers`: the text of the headers it includes (their typedefs and
+    structs, not mutated)."""
+    toks = tokens(text)
+    head = tokens(headers) if headers else []
+    types = _type_names([*head, *toks])
+    structs = {**struct_fields(head, wgsl), **struct_fields(toks, wgsl)}
+    sites = [*_var_sites(toks, wgsl, types), *_field_sites(toks, structs, wgsl), *_index_sites(toks),
+             *_reset_sites(toks, text), *_order_sites(text, toks, wgsl, types), *_bound_sites(text, toks, structs)]
+    return sorted(dict.fromkeys(sites), key=lambda s: (s[0], SEMANTIC_KINDS.index(s[3]), s[2]))
+
+
+def generate_mutants(text: str, file: str, operators: str = "classic", headers: str = "") -> list[Mutant]:
+    """Every single-site mutant of C source `text` (named `file` in the records), in text order:
+    the classic operators' (`KINDS`), or with ``operators="semantic"`` the semantic ones'
+    (`SEMANTIC_KINDS`; a ``.wgsl`` file is read as WGSL; `headers`: the included headers' text)."""
     out: list[Mutant] = []
-    for offset, original, replacement, kind in _sites(text, tokens(text)):
+    sites = _sites(text, tokens(text)) if operators == "classic" else \
+        semantic_sites(text, wgsl=file.endswith(".wgsl"), headers=headers)
+    for offset, original, replacement, kind in sites:
         line, col = _line_col(text, offset)
         out.append(Mutant(file, line, col, original, replacement, kind, offset, len(out)))
     return out
@@ -352,6 +863,20 @@ def sample(mutants: Sequence[Mutant], n: int, seed: int) -> list[Mutant]:
     rng = random.Random(seed)
     picked = sorted(rng.sample(range(len(mutants)), n))
     return [mutants[i] for i in picked]
+
+
+def sample_by_kind(mutants: Sequence[Mutant], n: int, seed: int) -> list[Mutant]:
+    """`n` of `mutants` spread evenly over their kinds (each kind's pool in a deterministic order for
+    `seed`, taken in turn, kinds in `SEMANTIC_KINDS` order, until `n`), in text order."""
+    pools = {k: [m for m in mutants if m.kind == k] for k in (*SEMANTIC_KINDS, *KINDS)}
+    for k, pool in pools.items():
+        random.Random(f"{seed}:{k}").shuffle(pool)
+    picked: list[Mutant] = []
+    while len(picked) < min(n, len(mutants)):
+        for pool in pools.values():
+            if pool and len(picked) < n:
+                picked.append(pool.pop())
+    return sorted(picked, key=lambda m: m.index)
 
 
 # -- the plan -----------------------------------------------------------------------------------
@@ -377,6 +902,19 @@ RC8_PLAN: dict[str, tuple[int, tuple[str, ...]]] = {
     "ggml-backend.c": (110, ()),  # selection: by the function the mutant is in, see rc8_selection
     "ggml-alloc.c": (40, ("ALLOC", "SCHED")),
 }
+# the semantic operators' plans (issue 30): mutants drawn per file, spread evenly over the kinds
+# (`sample_by_kind`); the selection is the whole suite (an empty tuple: no --select). "webgpu" is
+# native built with the WebGPU device (webgpu.c, and webgpu.wgsl compiled into it), run with
+# --device webgpu.
+SEMANTIC_PLANS: dict[str, dict[str, tuple[int, tuple[str, ...]]]] = {
+    "native": {"sched.c": (8, ()), "alloc.c": (4, ()), "copy.c": (4, ()), "tdata.c": (4, ()), "tensor.c": (3, ()),
+               "buffer.c": (3, ()), "graph_copy.c": (3, ()), "vdev.c": (3, ()), "backend.c": (2, ()),
+               "registry.c": (2, ()), "graph.c": (2, ()), "cpu.c": (2, ())},
+    "rc8": {"ggml-alloc.c": (20, ()), "ggml-backend.c": (20, ()), "ggml.c": (20, ())},
+    "webgpu": {"webgpu.c": (20, ()), "webgpu.wgsl": (20, ())},
+}
+TARGETS = ("native", "rc8", "webgpu")
+
 # native's test instrumentation, left out of the plan: the accessors only the suite calls to read the
 # scheduler's private state (the rc8 adapter reads the same state from rc.8's structs in Python, and
 # adapter code is not mutated either). Code under #ifdef (fault injection, planted defects) stays in
@@ -414,9 +952,30 @@ def enclosing_function(text: str, offset: int) -> str:
     return ""
 
 
-def in_plan(which: str, text: str, m: Mutant) -> bool:
-    """Whether the mutant is drawn from at all (native's test instrumentation is not)."""
-    return which != "native" or not NATIVE_EXCLUDED_FUNCTIONS.search(enclosing_function(text, m.offset))
+def in_plan(which: str, text: str, m: Mutant, scope: frozenset[str] | None = None) -> bool:
+    """Whether the mutant is drawn from at all: native's test instrumentation is not, nor (with
+    `scope`, rc.8's ggml.c) a function outside the scope."""
+    if m.file.endswith(".wgsl"):
+        return True
+    fn = enclosing_function(text, m.offset)
+    if scope is not None and fn not in scope:
+        return False
+    return which not in ("native", "webgpu") or not NATIVE_EXCLUDED_FUNCTIONS.search(fn)
+
+
+def ggml_c_scope(sources: dict[str, str]) -> frozenset[str]:
+    """The functions of rc.8's ggml.c in the semantic plan: those ggml-backend.c and ggml-alloc.c
+    call, and the functions of ggml.c those call (one level: wsp_ggml_graph_compute's thread and
+    dispatch, not every operation's kernel; the suite reaches the kernels of the operations it
+    builds, and ggml.c's others are outside the ggml-backend API)."""
+    ggml = sources["ggml.c"]
+    defined = {name for name, _, _ in function_spans(ggml)}
+    called = {t.text for f in ("ggml-backend.c", "ggml-alloc.c") for t in tokens(sources[f]) if t.kind == "id"}
+    direct = defined & called
+    spans = {name: (start, end) for name, start, end in function_spans(ggml)}
+    helpers = {t.text for name in direct for t in tokens(ggml[spans[name][0]:spans[name][1]])
+               if t.kind == "id" and t.text in defined}
+    return frozenset(direct | helpers)
 
 
 # rc.8's ggml-backend.c: which checks exercise the function a line is in, by the function's name
@@ -478,14 +1037,26 @@ def function_areas(text: str) -> dict[str, tuple[str, ...]]:
 class Planner:
     """The mutants of one target's sources and each one's check selection."""
 
-    def __init__(self, which: str, sources: dict[str, str]) -> None:
+    def __init__(self, which: str, sources: dict[str, str], operators: str = "classic", headers: str = "") -> None:
         self.which = which
         self.sources = sources
-        self.plan = NATIVE_PLAN if which == "native" else RC8_PLAN
-        self.all = {f: generate_mutants(sources[f], f) for f in self.plan}
+        self.operators = operators
+        if operators == "semantic":
+            self.plan = SEMANTIC_PLANS[which]
+        else:
+            if which == "webgpu":
+                raise UsageError("the webgpu target has only the semantic plan: add --operators semantic")
+            self.plan = NATIVE_PLAN if which == "native" else RC8_PLAN
+        self.all = {f: generate_mutants(sources[f], f, operators, headers) for f in self.plan}
         self._fn_areas = function_areas(sources["ggml-backend.c"]) if which == "rc8" else {}
+        self.scope = {"ggml.c": ggml_c_scope(sources)} if which == "rc8" and "ggml.c" in self.plan else {}
+
+    def in_plan(self, m: Mutant) -> bool:
+        return in_plan(self.which, self.sources[m.file], m, self.scope.get(m.file))
 
     def selection(self, m: Mutant) -> tuple[str, ...]:
+        if self.operators == "semantic":
+            return ()
         if self.which == "rc8" and m.file == "ggml-backend.c":
             return self._fn_areas.get(enclosing_function(self.sources[m.file], m.offset), _RC8_DEFAULT)
         return self.plan[m.file][1]
@@ -493,8 +1064,9 @@ class Planner:
     def planned(self, seed: int, scale: float) -> list[Mutant]:
         chosen: list[Mutant] = []
         for file, (n, _) in self.plan.items():
-            pool = [m for m in self.all[file] if in_plan(self.which, self.sources[file], m)]
-            chosen += sample(pool, max(1, round(n * scale)), seed)
+            pool = [m for m in self.all[file] if self.in_plan(m)]
+            draw = sample_by_kind if self.operators == "semantic" else sample
+            chosen += draw(pool, max(1, round(n * scale)), seed)
         rng = random.Random(seed)
         rng.shuffle(chosen)  # so that a run cut short by its total budget still spreads over the files
         return chosen
@@ -536,6 +1108,11 @@ class Build:
     cflags: list[str]
     sources: tuple[str, ...]
     target: str
+    device = ""  # ggspec check --device (empty: the default, the virtual device)
+
+    def object_key(self, file: str) -> str:
+        """The source whose object a mutant of `file` replaces."""
+        return file
 
     def __init__(self, work: Path) -> None:
         self.work = work
@@ -616,7 +1193,7 @@ class NativeBuild(Build):
         dest.mkdir(parents=True, exist_ok=True)
         objs = {**self.objs, **replaced}
         tmp = dest / ".tmp.so"
-        proc = _run(["gcc", "-shared", *map(str, objs.values()), "-o", str(tmp), "-lm", "-lpthread"])
+        proc = _run(["gcc", "-shared", *map(str, objs.values()), "-o", str(tmp), "-lm", "-lpthread", "-ldl"])
         if proc.returncode != 0:
             return False, proc.stderr
         os.replace(tmp, dest / f"{NATIVE_MODULE}{self.suffix}")
@@ -631,6 +1208,57 @@ class NativeBuild(Build):
                               text=True, timeout=600)
         if not proc.stdout.strip().startswith(str(dest)):
             raise RuntimeError(f"the native target did not load the module in {dest}: {proc.stdout} {proc.stderr[-2000:]}")
+
+
+class WebgpuBuild(NativeBuild):
+    """native with the WebGPU device compiled in (wgpu-native's headers, GGSPEC_HAVE_WGPU), run with
+    ``--device webgpu``. A mutant of webgpu.wgsl is validated first (wgpu's shader compiler, on this
+    machine's adapter: one that does not validate is `did not compile`, as the device would refuse
+    it at start), then embedded as webgpu_wgsl.h beside a copy of webgpu.c, which is compiled."""
+
+    device = "webgpu"
+
+    def __init__(self, work: Path) -> None:
+        from ggspec.native import build as nb
+
+        wgpu = nb.wgpu_include_dir()
+        if wgpu is None:
+            raise RuntimeError("the webgpu target needs wgpu-native's headers (the wgpu package)")
+        self._extra = [f"-I{wgpu}", "-DGGSPEC_HAVE_WGPU"]
+        self._validator: object | None = None
+        super().__init__(work)
+
+    def _compile_originals(self, extra: Sequence[Path] = ()) -> None:
+        self.cflags = [*self.cflags, *self._extra]
+        super()._compile_originals(extra)
+
+    def object_key(self, file: str) -> str:
+        return "webgpu.c" if file == "webgpu.wgsl" else file
+
+    def validate_wgsl(self, text: str) -> str:
+        """'' if WGSL `text` validates, else the first line of the error."""
+        if self._validator is None:
+            import wgpu
+
+            adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+            self._validator = adapter.request_device_sync()
+        try:
+            self._validator.create_shader_module(code=text)  # type: ignore[attr-defined]
+        except Exception as exc:  # noqa: BLE001 - wgpu raises its own error types
+            return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return ""
+
+    def compile(self, file: str, text: str, dest: Path) -> tuple[bool, str]:
+        if file != "webgpu.wgsl":
+            return super().compile(file, text, dest)
+        err = self.validate_wgsl(text)
+        if err:
+            return False, f"WGSL does not validate: {err}"
+        (self.work / "mutsrc" / "webgpu.wgsl").write_text(text)
+        body = "\n".join('    "' + ln.replace("\\", "\\\\").replace('"', '\\"') + '\\n"' for ln in text.splitlines())
+        header = (self.src_dir / "webgpu_wgsl.h").read_text().split("static const char", 1)[0]
+        (self.work / "mutsrc" / "webgpu_wgsl.h").write_text(header + "static const char webgpu_wgsl[] =\n" + body + ";\n")
+        return super().compile("webgpu.c", (self.src_dir / "webgpu.c").read_text(), dest)
 
 
 class Rc8Build(Build):
@@ -675,31 +1303,46 @@ class Rc8Build(Build):
             raise RuntimeError(f"the rc8 target did not load {dest / self.rc8.LIBNAME}:\n{proc.stderr[-2000:]}")
 
 
+def _plan_files(which: str) -> list[str]:
+    classic = NATIVE_PLAN if which == "native" else RC8_PLAN if which == "rc8" else {}
+    return [*classic, *(f for f in SEMANTIC_PLANS[which] if f not in classic)]
+
+
 def make_build(which: str, work: Path) -> tuple[Build, dict[str, str]]:
     """The target's build in `work` and its planned sources' texts."""
     build: Build
-    if which == "native":
-        build = NativeBuild(work)
-        files = NATIVE_PLAN
+    if which in ("native", "webgpu"):
+        build = NativeBuild(work) if which == "native" else WebgpuBuild(work)
     else:
         from ggspec.conformance.adapters.rc8 import ensure_rc8
 
         cpp, _ = ensure_rc8()
         build = Rc8Build(work, cpp)
-        files = RC8_PLAN
-    return build, {f: (build.src_dir / f).read_text() for f in files}
+    return build, {f: (build.src_dir / f).read_text() for f in _plan_files(which)}
+
+
+def _src_dir(which: str) -> Path:
+    if which in ("native", "webgpu"):
+        from ggspec.native import build as nb
+
+        return Path(nb.SRC_DIR)
+    from ggspec.conformance.adapters.rc8 import ensure_rc8
+
+    return ensure_rc8()[0]
 
 
 def plan_sources(which: str) -> dict[str, str]:
     """The planned sources' texts without building anything."""
-    if which == "native":
-        from ggspec.native import build as nb
+    src = _src_dir(which)
+    return {f: (src / f).read_text() for f in _plan_files(which)}
 
-        return {f: Path(nb.SRC_DIR, f).read_text() for f in NATIVE_PLAN}
-    from ggspec.conformance.adapters.rc8 import ensure_rc8
 
-    cpp, _ = ensure_rc8()
-    return {f: (cpp / f).read_text() for f in RC8_PLAN}
+def plan_headers(which: str, src: Path | None = None) -> str:
+    """The headers' text the semantic operators read typedefs and structs from: rc.8's headers, or
+    native/src's and native/include's."""
+    src = src or _src_dir(which)
+    dirs = [src] if which == "rc8" else [src, src.parent / "include"]
+    return "\n".join(p.read_text(errors="replace") for d in dirs for p in sorted(d.glob("*.h")))
 
 
 # -- running ------------------------------------------------------------------------------------
@@ -732,7 +1375,8 @@ class Outcome:
     failing: list[str] = dataclasses.field(default_factory=list)  # every check that failed (without stop_early)
 
 
-def check_command(target: str, select: Sequence[str], stage: Stage, deselect: Sequence[str] = ()) -> list[str]:
+def check_command(target: str, select: Sequence[str], stage: Stage, deselect: Sequence[str] = (), device: str = ""
+                  ) -> list[str]:
     cmd = [sys.executable, "-m", "ggspec.conformance", "check", "--target", target, "--seed", str(stage.seed),
            "--timeout", f"{stage.timeout:g}", "--workers", str(stage.workers), "--quiet", "--no-c-reproducers"]
     cmd += ["--max-examples", str(stage.examples)] if stage.examples is not None else ["--size", stage.size]
@@ -740,13 +1384,16 @@ def check_command(target: str, select: Sequence[str], stage: Stage, deselect: Se
         cmd += ["--select", s]
     for s in deselect:
         cmd += ["--deselect", s]
+    if device:
+        cmd += ["--device", device]
     return cmd
 
 
 def run_check(env_extra: dict[str, str], target: str, select: Sequence[str], stage: Stage, out_json: Path,
-              deselect: Sequence[str] = ()) -> Outcome:
+              deselect: Sequence[str] = (), device: str = "") -> Outcome:
     """Run the suite against a build; stopped at the first failing check when `stage.stop_early`."""
-    cmd = ["nice", "-n", str(stage.nice), *check_command(target, select, stage, deselect), "--json", str(out_json)]
+    cmd = ["nice", "-n", str(stage.nice), *check_command(target, select, stage, deselect, device), "--json",
+           str(out_json)]
     env = {**os.environ, **env_extra, "GGSPEC_REPRO_DIR": str(out_json.parent / "repro")}
     stream = out_json.with_suffix(".jsonl")
     for stale in (out_json, stream):
@@ -841,7 +1488,8 @@ class Runner:
         new = sorted({c for c in checks if c and c != "(load)" and (c, stage.name) not in self._confirmed})
         if new:
             base_stage = dataclasses.replace(stage, budget=max(stage.budget * 3, 900), stop_early=False)
-            o = run_check(self.build.env(self.base), self.build.target, new, base_stage, self.work / "base.json")
+            o = run_check(self.build.env(self.base), self.build.target, new, base_stage, self.work / "base.json",
+                          device=self.build.device)
             if o.verdict not in ("survived", "killed"):
                 raise RuntimeError(f"the unmutated build did not finish the killers' checks at {stage.name}: {o.verdict} "
                                    f"{o.why}")
@@ -863,7 +1511,7 @@ class Runner:
         if ok and self.build.same_object(m.file, obj):
             rec.update(verdict="equivalent", stage="tce", why="same object code")
         elif ok:
-            ok, err = self.build.link(self.mut, {m.file: obj})
+            ok, err = self.build.link(self.mut, {self.build.object_key(m.file): obj})
         if not ok:
             rec.update(verdict="did not compile", stage="compile", why=(err.strip().splitlines() or [""])[0][:200])
         rec["compile_s"] = round(time.monotonic() - t0, 2)
@@ -872,7 +1520,7 @@ class Runner:
     def run_stage(self, m: Mutant, rec: dict[str, object], stage: Stage) -> Outcome:
         select = self.planner.selection(m)
         o = run_check(self.build.env(self.mut), self.build.target, select, stage, self.work / "report.json",
-                      self.deselect[stage.name])
+                      self.deselect[stage.name], self.build.device)
         rec[f"{stage.name}_s"] = round(o.seconds, 1)
         rec.update(verdict=o.verdict, stage=stage.name, why=o.why, killer=o.killer)
         return o
@@ -1009,7 +1657,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         commit = _snapshot(args.tree, work / "snap")
         t0 = time.monotonic()
         build, sources = make_build(args.which, work / "build")
-        planner = Planner(args.which, sources)
+        planner = Planner(args.which, sources, args.operators, plan_headers(args.which, build.src_dir))
         old: dict[str, dict[str, object]] = {}
         if args.rerun:
             mutants, old = rerun_mutants(planner, args.rerun, args.which, args.stage1_examples == 0)
@@ -1098,12 +1746,12 @@ def merge_rerun(old_path: Path, rerun_path: Path, old: dict[str, dict[str, objec
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    planner = Planner(args.which, plan_sources(args.which))
+    planner = Planner(args.which, plan_sources(args.which), args.operators, plan_headers(args.which))
     mutants = [m for f in planner.all for m in planner.all[f]] if args.all else planner.planned(args.seed, args.scale)
     for m in mutants:
         if args.file and m.file != args.file:
             continue
-        excluded = "" if in_plan(args.which, planner.sources[m.file], m) else "  (not in the plan: test instrumentation)"
+        excluded = "" if planner.in_plan(m) else "  (not in the plan: test instrumentation, or outside ggml.c's scope)"
         print(f"{m.ident:22} {m.describe()}  [--select {' '.join(planner.selection(m))}]{excluded}")
     return 0
 
@@ -1117,7 +1765,7 @@ def cmd_one(args: argparse.Namespace) -> int:
         shutil.rmtree(work)
     work.mkdir(parents=True, exist_ok=True)
     (work / ".mutation-one").write_text("a folder of `bench/mutation.py one`: emptied by the next one\n")
-    planner = Planner(args.which, plan_sources(args.which))
+    planner = Planner(args.which, plan_sources(args.which), args.operators, plan_headers(args.which))
     m = planner.find(args.site, args.kind, args.replacement)
     build, sources = make_build(args.which, work / "build")
     obj = work / "build" / "mutsrc" / (Path(m.file).stem + ".o")
@@ -1125,7 +1773,7 @@ def cmd_one(args: argparse.Namespace) -> int:
     ok, err = build.compile(m.file, text, obj)
     same = ok and build.same_object(m.file, obj)
     if ok:
-        ok, err = build.link(work / "mutant", {m.file: obj})
+        ok, err = build.link(work / "mutant", {build.object_key(m.file): obj})
     okb, errb = build.link(work / "unmutated", {})
     if not okb:
         raise RuntimeError(errb)
@@ -1146,9 +1794,11 @@ def cmd_one(args: argparse.Namespace) -> int:
     if same:
         print("  its object code is the same as the unmutated source's: equivalent (no check can kill it)")
     print("run the suite against it (exit 1 and a failing check: killed):")
-    print(f"  {build.env_text(work / 'mutant')} {venv} check --target {build.target} {select} --max-examples 2 --seed 1")
+    dev = f" --device {build.device}" if build.device else ""
+    print(f"  {build.env_text(work / 'mutant')} {venv} check --target {build.target}{dev} {select} --max-examples 2 --seed 1")
     print("the unmutated build of the same sources (for comparison):")
-    print(f"  {build.env_text(work / 'unmutated')} {venv} check --target {build.target} {select} --max-examples 2 --seed 1")
+    print(f"  {build.env_text(work / 'unmutated')} {venv} check --target {build.target}{dev} {select} --max-examples 2 "
+          "--seed 1")
     return 0
 
 
@@ -1239,13 +1889,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("native", "rc8"):
+    if argv and argv[0] in TARGETS:
         argv = ["run", *argv]  # the older spelling
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=USAGE,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="a mutation run")
-    run.add_argument("which", choices=("native", "rc8"))
+    run.add_argument("which", choices=TARGETS)
+    run.add_argument("--operators", choices=("classic", "semantic"), default="classic",
+                     help="the classic operators (KINDS) or the semantic ones (SEMANTIC_KINDS), each with its plan")
     run.add_argument("--out", type=Path, required=True, help="JSON lines of results (one per mutant)")
     run.add_argument("--seed", type=int, default=1, help="mutant choice and hypothesis seed")
     run.add_argument("--scale", type=float, default=1.0, help="multiply each file's mutant count")
@@ -1263,17 +1915,19 @@ def _main(argv: Sequence[str] | None = None) -> int:
                      "the temporary directory, so that work in progress in the checkout does not count)")
     run.add_argument("--rerun", type=Path, help="rerun only the survivors, timeouts and errors of this earlier results file")
     lst = sub.add_parser("list", help="list mutants")
-    lst.add_argument("which", choices=("native", "rc8"))
+    lst.add_argument("which", choices=TARGETS)
+    lst.add_argument("--operators", choices=("classic", "semantic"), default="classic")
     lst.add_argument("--all", action="store_true", help="every mutant, not only the planned ones")
     lst.add_argument("--file", help="only this source file")
     lst.add_argument("--seed", type=int, default=1)
     lst.add_argument("--scale", type=float, default=1.0)
     one = sub.add_parser("one", help="build one mutant into a folder and print how to run the suite against it",
                          description=cmd_one.__doc__)
-    one.add_argument("which", choices=("native", "rc8"))
+    one.add_argument("which", choices=TARGETS)
+    one.add_argument("--operators", choices=("classic", "semantic"), default="classic")
     one.add_argument("site", help="FILE#K (see `list --all`) or FILE:LINE[:COL], e.g. sched.c:304 or ggml-backend.c:816")
     one.add_argument("--dir", type=Path, required=True, help="the folder to build into (emptied first)")
-    one.add_argument("--kind", choices=KINDS, help="which mutation at the site")
+    one.add_argument("--kind", choices=(*KINDS, *SEMANTIC_KINDS), help="which mutation at the site")
     one.add_argument("--replacement", help="which replacement at the site (e.g. '<=' or '1')")
     md = sub.add_parser("markdown", help="the tables for bench/RESULTS.md")
     md.add_argument("results", type=Path)
