@@ -28,6 +28,7 @@ from ggspec.conformance.inputs.strategies import Placement, TensorSpec, ViewSpec
 from ggspec.conformance.target import NeedsPristineProcess
 from ggspec.reference.clauses import Profile
 from ggspec.reference.types import GGMLType
+from nativeport import NATIVE_INCLUDE, ggml_named_include, native_sources
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -169,14 +170,9 @@ def native_as_external(tmp_path_factory: pytest.TempPathFactory) -> str:
     from ggspec.conformance.adapters import external_target_name
 
     root = tmp_path_factory.mktemp("native-as-external")
-    inc = root / "include"
-    inc.mkdir()
-    for ggml, ours in (("ggml.h", "ggspec.h"), ("ggml-alloc.h", "ggspec-alloc.h"),
-                       ("ggml-backend.h", "ggspec-backend.h"), ("ggml-backend-impl.h", "ggspec-backend-impl.h")):
-        (inc / ggml).symlink_to(ROOT / "native" / "include" / ours)
+    inc = ggml_named_include(root)
     lib = root / "libggspec.so"
-    sources = sorted(str(p) for p in (ROOT / "native" / "src").glob("*.c"))
-    subprocess.run(["gcc", "-O1", "-fPIC", "-shared", "-std=c11", f"-I{ROOT / 'native' / 'include'}", *sources,
+    subprocess.run(["gcc", "-O1", "-fPIC", "-shared", "-std=c11", f"-I{NATIVE_INCLUDE}", *native_sources(),
                     "-o", str(lib), "-lm", "-lpthread"], check=True, capture_output=True)
     name = external_target_name(str(inc), str(lib), "ggspec_")
     saved = os.environ.get("GGSPEC_CACHE")

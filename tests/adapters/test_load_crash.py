@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 from ggspec.conformance.adapters.elfsyms import resolvable_symbols
-
-ROOT = Path(__file__).resolve().parents[2]
+from nativeport import NATIVE_INCLUDE, ggml_named_include, native_sources
 
 #: a constructor for each way a library can go wrong as it loads
 CONSTRUCTORS = {
@@ -31,15 +30,10 @@ def port(tmp_path_factory: pytest.TempPathFactory) -> Path:
     libneeds.so, which exports nothing of the API itself but needs libggspec.so (the native
     sources alone), as a split build's umbrella library does."""
     root = tmp_path_factory.mktemp("load-crash")
-    inc = root / "include"
-    inc.mkdir()
-    for ggml, ours in (("ggml.h", "ggspec.h"), ("ggml-alloc.h", "ggspec-alloc.h"),
-                       ("ggml-backend.h", "ggspec-backend.h"), ("ggml-backend-impl.h", "ggspec-backend-impl.h")):
-        (inc / ggml).symlink_to(ROOT / "native" / "include" / ours)
+    ggml_named_include(root)
     objs = root / "obj"
     objs.mkdir()
-    sources = sorted(str(p) for p in (ROOT / "native" / "src").glob("*.c"))
-    subprocess.run(["gcc", "-c", "-O0", "-fPIC", "-std=c11", f"-I{ROOT / 'native' / 'include'}", *sources],
+    subprocess.run(["gcc", "-c", "-O0", "-fPIC", "-std=c11", f"-I{NATIVE_INCLUDE}", *native_sources()],
                    cwd=objs, check=True, capture_output=True)
     native = sorted(str(p) for p in objs.glob("*.o"))
 
