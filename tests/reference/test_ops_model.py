@@ -330,36 +330,39 @@ def test_cpu_gaps_are_left_to_the_port_under_fixed() -> None:
         ops.norm(ctx, param, 1e-5)
 
 
-def test_same_type_row_copy_erratum() -> None:
-    """CORE-52: a permuted 3-D source copied into a 2-D destination of other row coordinates."""
+def _erratum_of_rc8(clause: str, build: Any, expect: list[Any]) -> None:
+    """For each profile, build(ctx) gives a node and the tensor it writes: computing it is
+    undefined behaviour under `clause` in rc.8, and writes `expect` (flattened) under fixed."""
     for profile in Profile:
         ctx = host_ctx(world(profile))
-        base = tensor(ctx, F32, np.arange(24), [4, 3, 2])
-        src = ops.permute(ctx, base, 0, 2, 1, 3)  # ne [4, 2, 3], rows of adjacent elements
-        dst = tensor(ctx, F32, None, [4, 6])
-        node = ops.cpy(ctx, src, dst)
+        node, dst = build(ctx)
         if profile is Profile.RC8:
-            with pytest.raises(UndefinedBehaviour, match="CORE-52"):
+            with pytest.raises(UndefinedBehaviour, match=clause):
                 run(node)
         else:
             run(node)
-            expect = np.arange(24).reshape(2, 3, 4).transpose(1, 0, 2).reshape(6, 4)
-            assert get(dst).tolist() == expect.tolist()
+            assert get(dst).reshape(-1).tolist() == expect
+
+
+def test_same_type_row_copy_erratum() -> None:
+    """CORE-52: a permuted 3-D source copied into a 2-D destination of other row coordinates."""
+    def build(ctx: Any) -> Any:
+        base = tensor(ctx, F32, np.arange(24), [4, 3, 2])
+        src = ops.permute(ctx, base, 0, 2, 1, 3)  # ne [4, 2, 3], rows of adjacent elements
+        dst = tensor(ctx, F32, None, [4, 6])
+        return ops.cpy(ctx, src, dst), dst
+
+    _erratum_of_rc8("CORE-52", build, np.arange(24).reshape(2, 3, 4).transpose(1, 0, 2).reshape(-1).tolist())
 
 
 def test_quantized_same_type_copy_erratum() -> None:
     """CORE-53: rc.8 copies 32x the bytes of a quantized tensor; fixed copies the blocks."""
-    for profile in Profile:
-        ctx = host_ctx(world(profile))
+    def build(ctx: Any) -> Any:
         src = tensor(ctx, Q8_0, np.arange(68).astype(np.uint8).reshape(1, 1, 1, 2, 34), [64])
         dst = tensor(ctx, Q8_0, None, [32, 2])
-        node = ops.cpy(ctx, src, dst)
-        if profile is Profile.RC8:
-            with pytest.raises(UndefinedBehaviour, match="CORE-53"):
-                run(node)
-        else:
-            run(node)
-            assert get(dst).reshape(-1).tolist() == list(range(68))
+        return ops.cpy(ctx, src, dst), dst
+
+    _erratum_of_rc8("CORE-53", build, list(range(68)))
 
 
 def test_all_op_table_names_every_op() -> None:
