@@ -251,16 +251,26 @@ def too_many_free_ranges(t: Target, rec: Recorder, holes: int) -> None:
     w = t.new_tensor(int(GGMLType.F32), (16, 32), "w")
     wbuf = t.backend_alloc_buffer(cpu, t.nbytes(w))
     t.tensor_alloc(wbuf, w, 0)
-    talloc = t.tallocr_new_from_backend(cpu, 2 * holes * 64 + holes * 128 + 1024)
-    xs = [t.new_tensor(int(GGMLType.F32), (16,), f"x{i}") for i in range(2 * holes)]
+    talloc, _, g = _every_other_one_read(t, cpu, w, holes)
+    t.gallocr_alloc_graph(t.gallocr_new(), talloc, g)
+
+
+def _every_other_one_read(t: Target, cpu: Any, w: Any, n: int, after_first: Any = None) -> tuple[Any, list[Any], Any]:
+    """2n F32 tensors x0 .. of 64 bytes placed side by side by a tallocr on `cpu`, and a graph
+    whose nodes y_i = mul_mat(w, x_2i) (each larger than the x it reads) free the even x one by
+    one; after_first(g), when given, adds its nodes after y0. Returns (tallocr, xs, graph)."""
+    talloc = t.tallocr_new_from_backend(cpu, 2 * n * 64 + n * 128 + 1024)
+    xs = [t.new_tensor(int(GGMLType.F32), (16,), f"x{i}") for i in range(2 * n)]
     for x in xs:
         t.tallocr_alloc(talloc, x)
     g = t.new_graph(2048)
-    for i in range(holes):
+    for i in range(n):
         y = t.op("mul_mat", [w, xs[2 * i]], [])
         t.set_name(y, f"y{i}")
         t.build_forward_expand(g, y)
-    t.gallocr_alloc_graph(t.gallocr_new(), talloc, g)
+        if i == 0 and after_first is not None:
+            after_first(g)
+    return talloc, xs, g
 
 
 @check("ALLOC-8", "ALLOC-6", holes=st.just(255))
@@ -276,22 +286,16 @@ def used_up_ranges_leave_the_list(t: Target, rec: Recorder, holes: int) -> None:
     wbuf = t.backend_alloc_buffer(cpu, t.nbytes(w) + 128)
     t.tensor_alloc(wbuf, w, 0)
     t.tensor_alloc(wbuf, q, t.nbytes(w) + 64 - t.nbytes(w) % 64)
-    n = holes + 1
-    talloc = t.tallocr_new_from_backend(cpu, 2 * n * 64 + n * 128 + 1024)
-    xs = [t.new_tensor(int(GGMLType.F32), (16,), f"x{i}") for i in range(2 * n)]
-    for x in xs:
-        t.tallocr_alloc(talloc, x)
-    g = t.new_graph(2048)
-    for i in range(n):
-        y = t.op("mul_mat", [w, xs[2 * i]], [])
-        t.set_name(y, f"y{i}")
-        t.build_forward_expand(g, y)
-        if i == 0:
-            z = t.op("cont", [q], [])
-            t.set_name(z, "z")
-            t.build_forward_expand(g, z)
+    z: list[Any] = []
+
+    def z_after_y0(g: Any) -> None:
+        z.append(t.op("cont", [q], []))
+        t.set_name(z[0], "z")
+        t.build_forward_expand(g, z[0])
+
+    talloc, xs, g = _every_other_one_read(t, cpu, w, holes + 1, z_after_y0)
     t.gallocr_alloc_graph(t.gallocr_new(), talloc, g)
-    rec("z took x0's range", t.tensor_data(z) == t.tensor_data(xs[0]))
+    rec("z took x0's range", t.tensor_data(z[0]) == t.tensor_data(xs[0]))
 
 
 @check("ALLOC-6", "ALLOC-26", "ALLOC-7", size=st.just(288))
