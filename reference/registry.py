@@ -31,10 +31,13 @@ class RegistryEntry:
     user_data: object
 
 
+@implements("REG-12")
 def _bounded(name: str) -> str:
-    """The first 127 bytes of `name` (snprintf into char[128]), as the registry stores it."""
-    raw = name.encode("utf-8")[: NAME_SIZE - 1]
-    return raw.decode("utf-8", errors="ignore")
+    """REG-12: "write at most 127 bytes and then the terminator ... The cut counts bytes, not
+    characters": the first 127 bytes of `name` (snprintf into char[128]), a character cut there
+    keeping its leading bytes (as surrogate escapes, as tensor names keep theirs: CORE-80)."""
+    raw = name.encode("utf-8", errors="surrogateescape")[: NAME_SIZE - 1]
+    return raw.decode("utf-8", errors="surrogateescape")
 
 
 class Registry:

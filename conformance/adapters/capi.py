@@ -675,12 +675,15 @@ class CApiTarget:
             return tuple(out)
 
         copies: dict[int, str] = {}
+        # a copy is a source the scheduler put in place of a tensor of the graph: neither a node
+        # nor a leaf (its `#` may be cut off its name: a device named with 63 bytes, CORE-80)
+        in_graph = {self._addr(x) for x in [*nodes, *leafs]}
         for n in nodes:
             for src in n.src:
                 if src == self.ffi.NULL:
                     break
                 name = self.tensor_name(src)
-                if "#" in name:
+                if "#" in name or self._addr(src) not in in_graph:
                     copies[self._addr(src)] = name
         return SchedPlan(None, table(nodes), tuple(sorted(copies.values())), n_splits, None, table(leafs))
 

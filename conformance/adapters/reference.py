@@ -250,9 +250,12 @@ class ReferenceTarget:
         return backend
 
     def vdev_log(self) -> list[str]:
+        """As the C adapters read the logs (capi.py): a name cut inside a character (CORE-80)
+        shows U+FFFD where its bytes are not whole UTF-8."""
         merged = [(serial, f"{label} {text}") for label, buft in device_labels(self._devices)
                   for serial, text in vdev.vdev_log(buft)]
-        return [text for _, text in sorted(merged)]
+        return [text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
+                for _, text in sorted(merged)]
 
     def vdev_pending(self, backend: Backend) -> int:
         return vdev.vdev_pending(backend)
@@ -313,8 +316,8 @@ class ReferenceTarget:
     def reg_init_backend_from_str(self, backend_str: str) -> Backend | None:
         return registry_of(self.world).init_backend_from_str(backend_str)
 
-    def reg_get_name(self, i: int) -> str:
-        return registry_of(self.world).get_name(i)
+    def reg_get_name(self, i: int) -> str:  # as the C adapters read the field back (capi.py)
+        return registry_of(self.world).get_name(i).encode("utf-8", errors="surrogateescape").decode(errors="replace")
 
     def reg_init_backend(self, i: int, params: str) -> Backend | None:
         return registry_of(self.world).init_backend(i, params)
@@ -426,19 +429,20 @@ class ReferenceTarget:
         return S.get_tallocr(s, backend)
 
     def sched_set_eval_callback(self, s: S.Sched, decide: Callable[[str, bool], bool] | None) -> None:
-        S.set_eval_callback(s, None if decide is None else (lambda t, ask: decide(t.name, ask)))
+        S.set_eval_callback(s, None if decide is None else (lambda t, ask: decide(self.tensor_name(t), ask)))
 
     def sched_plan(self, s: S.Sched, g: CGraph) -> SchedPlan:
-        """The full plan: the model is its own debug hook."""
+        """The full plan: the model is its own debug hook (names read as the C adapters read them)."""
 
         def index(talloc: Tallocr | None) -> int:
             return -1 if talloc is None else S.allocr_prio(s, talloc)
 
-        splits = tuple((index(sp.tallocr), sp.i_start, sp.i_end, tuple(i.name for i in sp.inputs)) for sp in s.splits)
-        nodes = tuple((n.name, index(S.get_assignment(s, n))) for n in g.node_list())
-        leafs = tuple((x.name, index(S.get_assignment(s, x))) for x in g.leaf_list())
-        copies = tuple(sorted(c.name for per in s.node_copies.values() for c in per.values()))
-        causes = tuple((x.name, S.cause_of(s, x)) for x in [*g.node_list(), *g.leaf_list()])
+        splits = tuple((index(sp.tallocr), sp.i_start, sp.i_end, tuple(self.tensor_name(i) for i in sp.inputs))
+                       for sp in s.splits)
+        nodes = tuple((self.tensor_name(n), index(S.get_assignment(s, n))) for n in g.node_list())
+        leafs = tuple((self.tensor_name(x), index(S.get_assignment(s, x))) for x in g.leaf_list())
+        copies = tuple(sorted(self.tensor_name(c) for per in s.node_copies.values() for c in per.values()))
+        causes = tuple((self.tensor_name(x), S.cause_of(s, x)) for x in [*g.node_list(), *g.leaf_list()])
         return SchedPlan(splits, nodes, copies, S.get_n_splits(s), causes, leafs)
 
     # allocators ------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ static void registry_init(void) {
     ggspec_backend_register("CPU", cpu_init_from_registry, ggspec_backend_cpu_buffer_type(), NULL);
 }
 
-/* enforces REG-2, REG-3 */
+/* enforces REG-2, REG-3, REG-12 */
 void ggspec_backend_register(const char * name, ggspec_backend_init_fn init_fn,
                              ggspec_backend_buffer_type_t default_buffer_type, void * user_data) {
     GGSPEC_ASSERT(registry_count < REGISTRY_CAPACITY, "ggml_backend_registry_count < GGML_MAX_BACKENDS_REG"); /* REG-2 */

@@ -64,6 +64,26 @@ DEFECTS: dict[str, Defect] = {
         "        struct ggspec_cgraph gv = ggspec_graph_view(g, j0, j1 + 1);\n",
         "        struct ggspec_cgraph gv = ggspec_graph_view(g, j0, j1); /* planted off-by-one */\n",
         "eval batching computes [j0, j1) instead of [j0, j1]: the wanted node is never computed (SCHED-24)"),
+    # issue 30, class 1: state kept past one graph (tests/checks/test_lifetimes_defects.py)
+    "GGSPEC_DEFECT_SCHED_RESET_KEYS": Defect(
+        "sched.c",
+        "    memset(sched->hash_set.keys, 0, n * sizeof(sched->hash_set.keys[0]));\n",
+        "    /* planted: the hash set keeps the earlier graphs' tensors */\n",
+        "sched reset forgets assignments and copies but leaves the hash set's keys: a scheduler fills "
+        "up over several graphs (SCHED-26, CORE-11)"),
+    "GGSPEC_DEFECT_GALLOC_NO_GROW": Defect(
+        "alloc.c",
+        "    if (!galloc->keys_owned || galloc->hash_set.size < hash_size) {\n",
+        "    if (!galloc->keys_owned) { /* planted: the table keeps the first graph's size */\n",
+        "a graph allocator sizes its tables for the first graph only: a larger graph later fills them "
+        "(ALLOC-13, CORE-11)"),
+    # issue 30, class 2: a name cut a byte early (tests/checks/test_names_defect.py)
+    "GGSPEC_DEFECT_REG_FROM_STR_NAME": Defect(
+        "registry.c",
+        '        snprintf(name, sizeof(name), "%s", backend_str);\n',
+        '        snprintf(name, sizeof(name) - 1, "%s", backend_str); /* planted: one byte short */\n',
+        "init_backend_from_str without params keeps 126 bytes of the name where the registry keeps 127: "
+        "an entry of a 127-byte (or longer) name is not found by it (REG-12, REG-5)"),
 }
 
 
