@@ -34,7 +34,7 @@ from ggspec.reference.types import GGMLType, Op, blck_size, type_size
 
 from ..engine.approx import Approx, U, decode, dequantized_blocks, mul_mat_atol, norm_atol, soft_max_tolerance, unary_tolerance
 from ..engine.registry import Recorder
-from ..inputs.graphspec import Built, GraphSpec, build
+from ..inputs.graphspec import Built, GraphSpec, build, init_views, packed
 from ..target import Handle, Target, TensorInfo
 
 Array = npt.NDArray[Any]
@@ -48,10 +48,6 @@ NO_COMPUTE = frozenset({Op.NONE, Op.VIEW, Op.RESHAPE, Op.PERMUTE, Op.TRANSPOSE})
 VALUE_TYPES = (GGMLType.F32, GGMLType.F16, GGMLType.Q4_0, GGMLType.Q8_0)
 
 
-def round_up(n: int, align: int) -> int:
-    return (n + align - 1) // align * align
-
-
 def place_nodes(t: Target, g: Handle, backend: Handle) -> Handle | None:
     """Allocate the graph's nodes on `backend` (see the module doc); returns the nodes' buffer
     (None when every node is a view)."""
@@ -59,24 +55,11 @@ def place_nodes(t: Target, g: Handle, backend: Handle) -> Handle | None:
     fresh = [n for n in nodes if t.tensor_view_src(n) is None]
     buf = None
     if fresh:
-        buft = t.backend_get_default_buffer_type(backend)
-        align = t.buft_get_alignment(buft)
-        offsets, size = [], 0
-        for n in fresh:
-            size = round_up(size, align)
-            offsets.append(size)
-            size += t.buft_get_alloc_size(buft, n)
-        buf = t.backend_alloc_buffer(backend, size + align)
-        t.buffer_clear(buf, 0xA5)  # fresh memory is undefined: give every byte a value
-        pad = (-t.buffer_get_base(buf)) % align
+        # fresh memory is undefined: every byte gets a value
+        buf, offsets = packed(t, backend, fresh, clear=0xA5)
         for n, off in zip(fresh, offsets, strict=True):
-            t.tensor_alloc(buf, n, pad + off)
-    for n in nodes:
-        root = t.tensor_view_src(n)
-        if root is not None and t.tensor_buffer(n) is None:
-            root_buf = t.tensor_buffer(root)
-            assert root_buf is not None, "a view's root is placed before the view"
-            t.view_init(root_buf, n)
+            t.tensor_alloc(buf, n, off)
+    init_views(t, nodes)
     return buf
 
 
@@ -382,21 +365,11 @@ class Scene:
     def __init__(self, t: Target, backend: Handle, leafs: list[tuple[int, tuple[int, ...], bytes]],
                  names: list[str] | None = None) -> None:
         self.t, self.backend = t, backend
-        buft = t.backend_get_default_buffer_type(backend)
-        align = t.buft_get_alignment(buft)
-        self.leafs: list[Handle] = []
-        offsets, size = [], 0
-        for i, (type_, ne, _) in enumerate(leafs):
-            x = t.new_tensor(type_, ne, names[i] if names else f"leaf{i}")
-            size = round_up(size, align)
-            offsets.append(size)
-            size += t.buft_get_alloc_size(buft, x)
-            self.leafs.append(x)
-        self.buf = t.backend_alloc_buffer(backend, size + align)
-        t.buffer_clear(self.buf, 0x5A)
-        pad = (-t.buffer_get_base(self.buf)) % align
+        self.leafs: list[Handle] = [t.new_tensor(type_, ne, names[i] if names else f"leaf{i}")
+                                    for i, (type_, ne, _) in enumerate(leafs)]
+        self.buf, offsets = packed(t, backend, self.leafs, clear=0x5A)
         for x, off, (_, _, payload) in zip(self.leafs, offsets, leafs, strict=True):
-            t.tensor_alloc(self.buf, x, pad + off)
+            t.tensor_alloc(self.buf, x, off)
             n = t.nbytes(x)
             t.tensor_set(x, (payload * (n // max(len(payload), 1) + 1))[:n] if payload else bytes(n), 0, n)
         self.graph: Handle = None

@@ -13,7 +13,7 @@ from collections.abc import Hashable, Iterable, Sequence
 
 from ggspec.reference.alloc import AllocationRecord, TensorRecord, check_allocation
 
-from ..inputs.graphspec import Built, GraphSpec, build, leaf_bytes
+from ..inputs.graphspec import Built, GraphSpec, build, init_views, leaf_bytes, packed
 from ..target import Handle, Target
 
 
@@ -119,22 +119,8 @@ def place_all(t: Target, g: Handle, backend: Handle) -> Handle | None:
     fresh = [x for x in tensors.values() if t.tensor_data(x) is None and t.tensor_view_src(x) is None]
     buf = None
     if fresh:
-        buft = t.backend_get_default_buffer_type(backend)
-        align = t.buft_get_alignment(buft)
-        offsets, size = [], 0
-        for x in fresh:
-            size = (size + align - 1) // align * align
-            offsets.append(size)
-            size += t.buft_get_alloc_size(buft, x)
-        buf = t.backend_alloc_buffer(backend, size + align)
-        t.buffer_clear(buf, 0)
-        pad = (-t.buffer_get_base(buf)) % align
+        buf, offsets = packed(t, backend, fresh, clear=0)
         for x, off in zip(fresh, offsets, strict=True):
-            t.tensor_alloc(buf, x, pad + off)
-    for x in tensors.values():
-        root = t.tensor_view_src(x)
-        if root is not None and t.tensor_buffer(x) is None:
-            root_buf = t.tensor_buffer(root)
-            assert root_buf is not None, "a view's root is placed before the view"
-            t.view_init(root_buf, x)
+            t.tensor_alloc(buf, x, off)
+    init_views(t, tensors.values())
     return buf

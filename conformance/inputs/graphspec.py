@@ -11,6 +11,7 @@ expands the outputs into a new graph.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -130,6 +131,36 @@ def _pad(n: int, align: int) -> int:
     return (n + align - 1) // align * align
 
 
+def packed(t: Target, backend: Handle, tensors: Sequence[Handle], clear: int | None = None) -> tuple[Handle, list[int]]:
+    """A new buffer of `backend` with room for `tensors` one after another, each at its buffer
+    type's alignment (get_alloc_size bytes each, plus one alignment for the buffer's base), cleared
+    to the byte `clear` when given; returns it with each tensor's offset from the buffer's base
+    (aligned addresses), for tensor_alloc."""
+    buft = t.backend_get_default_buffer_type(backend)
+    align = t.buft_get_alignment(buft)
+    offsets, size = [], 0
+    for x in tensors:
+        size = _pad(size, align)
+        offsets.append(size)
+        size += t.buft_get_alloc_size(buft, x)
+    buf = t.backend_alloc_buffer(backend, size + align)
+    if clear is not None:
+        t.buffer_clear(buf, clear)
+    base_pad = (-t.buffer_get_base(buf)) % align
+    return buf, [base_pad + off for off in offsets]
+
+
+def init_views(t: Target, tensors: Iterable[Handle]) -> None:
+    """view_init each view among `tensors` that has no buffer yet, into its root's buffer (the
+    roots are placed first)."""
+    for x in tensors:
+        root = t.tensor_view_src(x)
+        if root is not None and t.tensor_buffer(x) is None:
+            root_buf = t.tensor_buffer(root)
+            assert root_buf is not None, "a view's root is placed before the view"
+            t.view_init(root_buf, x)
+
+
 def build(t: Target, spec: GraphSpec, backends: list[Handle], fill: bool = True, weights_apart: bool = False) -> Built:
     """Create `spec` on target `t`; leafs with place p go into one buffer of backends[p] (with
     `weights_apart`, weights leafs into a second one, so only that one has WEIGHTS usage)."""
@@ -142,20 +173,11 @@ def build(t: Target, spec: GraphSpec, backends: list[Handle], fill: bool = True,
     buffers: dict[int, Handle] = {}
     weight_buffers: dict[int, Handle] = {}
     for (place, apart), leafs in sorted(by_place.items()):
-        backend = backends[place]
-        buft = t.backend_get_default_buffer_type(backend)
-        align = t.buft_get_alignment(buft)
-        offsets, size = [], 0
-        for leaf in leafs:
-            size = _pad(size, align)
-            offsets.append(size)
-            size += t.buft_get_alloc_size(buft, tensors[leaf.name])
-        buf = t.backend_alloc_buffer(backend, size + align)
-        base_pad = (-t.buffer_get_base(buf)) % align
+        buf, offsets = packed(t, backends[place], [tensors[leaf.name] for leaf in leafs])
         if any(leaf.weights for leaf in leafs):
             t.buffer_set_usage(buf, 1)
         for leaf, off in zip(leafs, offsets, strict=True):
-            t.tensor_alloc(buf, tensors[leaf.name], base_pad + off)
+            t.tensor_alloc(buf, tensors[leaf.name], off)
             if fill:
                 data = leaf_bytes(leaf)
                 t.tensor_set(tensors[leaf.name], data, 0, len(data))
