@@ -156,6 +156,12 @@ class LifecycleMachine(RuleBasedStateMachine):
             return None
         return buf.tensors[which % len(buf.tensors)]
 
+    def _range(self, tensor: TensorRec, rng: tuple[int, int]) -> tuple[int, int]:
+        """(offset, size) of a range within the tensor's bytes, drawn from rng."""
+        n = self.model.nbytes(tensor.model)
+        offset = rng[0] % (n + 1)
+        return offset, rng[1] % (n - offset + 1)
+
     def _reg_query(self) -> None:
         """Every registry query registers CPU first, once."""
         self.reg_builtin = True
@@ -278,9 +284,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         tensor = self._tensor(buf, which)
         if tensor is None:
             return
-        n = self.model.nbytes(tensor.model)
-        offset = rng[0] % (n + 1)
-        size = rng[1] % (n - offset + 1)
+        offset, size = self._range(tensor, rng)
         payload = fill(size, seed)
         note(f"set bytes [{offset}, {offset + size}) of the tensor at {tensor.offset} in {buf}")
         self.model.tensor_set(tensor.model, payload, offset, size)
@@ -291,9 +295,7 @@ class LifecycleMachine(RuleBasedStateMachine):
         tensor = self._tensor(buf, which)
         if tensor is None:
             return
-        n = self.model.nbytes(tensor.model)
-        offset = rng[0] % (n + 1)
-        size = rng[1] % (n - offset + 1)
+        offset, size = self._range(tensor, rng)
         note(f"get bytes [{offset}, {offset + size}) of the tensor at {tensor.offset} in {buf}")
         self.agree(f"tensor_get from {buf}", self.model.tensor_get(tensor.model, offset, size),
                    self.target.tensor_get(tensor.target, offset, size))
