@@ -11,6 +11,29 @@ lines are skipped) and lists every single-site mutation of these kinds:
   ``return x;`` made ``return 0;``;
 - ``negate``: an if-condition inverted (``if (c)`` → ``if (!(c))``).
 
+With ``--operators semantic`` (issue 30) the operators are those of a wrong thing of the right
+type, found lexically (`semantic_sites`; C, and WGSL for a ``.wgsl`` file):
+
+- ``var``: one use of a variable replaced by the latest-declared other variable of the same declared
+  type in scope (parameters and locals of the function; WGSL's ``let``/``var`` take the type of a
+  simple initializer);
+- ``field``: ``->f`` / ``.f`` replaced by ``->g`` / ``.g``, g the field of the same type declared next
+  to f in a struct of the file or its headers, and used in the file (a function-pointer entry for
+  another of the same signature; WGSL's vector components x, y, z, w);
+- ``index``: a constant index ``a[k]`` replaced by another constant index the file uses with ``a``
+  (``ne[0]`` → ``ne[1]``);
+- ``reset``: a call that frees, resets or clears (by the called name, ``x->iface.reset(x)`` too) or
+  an assignment of NULL / 0 / false to a field, deleted;
+- ``order``: two adjacent simple statements of one block swapped (not two declarations);
+- ``bound``: a for-loop's bound replaced by a sibling count: another loop's bound in the function,
+  or ``x->g`` for ``x->f`` with g a count-like field of the same type (``n_nodes`` → ``n_leafs``).
+
+Their plans (`SEMANTIC_PLANS`) draw per file with `sample_by_kind` (evenly over the kinds) and run
+the whole suite (no --select); rc.8's ggml.c only in the functions ggml-backend.c and ggml-alloc.c
+call and those they call (`ggml_c_scope`). The target ``webgpu`` is native with the WebGPU device
+compiled in, its mutants of webgpu.c and webgpu.wgsl run with ``--device webgpu``; a WGSL mutant is
+first validated by wgpu's shader compiler (one that does not validate is ``did not compile``).
+
 Each mutant is one `Mutant` record, named ``FILE#K`` (the K-th mutant of FILE in text order);
 `Planner.planned` draws a deterministic subset for a seed, with a quota per file (scheduler,
 copies and bounds checks first), and gives each mutant its check selection: native's by file,
@@ -20,7 +43,7 @@ suite calls) is not in the plan.
 
 Commands (``python bench/mutation.py --help``):
 
-``run native|rc8 --out OUT.jsonl`` compiles the unmutated objects once in a temporary directory
+``run native|rc8|webgpu [--operators semantic] --out OUT.jsonl`` compiles the unmutated objects once in a temporary directory
 (sources and suite from a snapshot of ``--tree``, default HEAD); per mutant only the mutated
 ``.c`` is recompiled and the library relinked. **Trivial compiler equivalence** first: a mutant
 whose object is byte-identical to the unmutated source's (same path, same flags, no debug info)
@@ -1378,7 +1401,8 @@ class Outcome:
 def check_command(target: str, select: Sequence[str], stage: Stage, deselect: Sequence[str] = (), device: str = ""
                   ) -> list[str]:
     cmd = [sys.executable, "-m", "ggspec.conformance", "check", "--target", target, "--seed", str(stage.seed),
-           "--timeout", f"{stage.timeout:g}", "--workers", str(stage.workers), "--quiet", "--no-c-reproducers"]
+           "--timeout", f"{stage.timeout:g}", "--workers", str(stage.workers), "--quiet", "--no-c-reproducers",
+           "--no-cache"]  # the verdict cache keys a target by its name and library, not the mutant's build
     cmd += ["--max-examples", str(stage.examples)] if stage.examples is not None else ["--size", stage.size]
     for s in select:
         cmd += ["--select", s]
@@ -1819,6 +1843,21 @@ def markdown(path: Path, notes: dict[str, str] | None = None) -> str:
              "| file | mutants | " + " | ".join(cols) + " |", "|---" * (len(cols) + 2) + "|"]
     for f, row in sorted(by_file.items()):
         lines.append(f"| {f} | {sum(row.values())} | " + " | ".join(str(row.get(k, 0)) for k in cols) + " |")
+    by_kind: dict[str, dict[str, int]] = {}
+    for r in recs:
+        row = by_kind.setdefault(r["kind"], {})
+        row[r["verdict"]] = row.get(r["verdict"], 0) + 1
+    if len(by_kind) > 1:
+        lines += ["", "| operator | mutants | " + " | ".join(cols) + " | killed of those whose object code differs |",
+                  "|---" * (len(cols) + 3) + "|"]
+        order = [k for k in (*KINDS, *SEMANTIC_KINDS) if k in by_kind]
+        for k in order:
+            row = by_kind[k]
+            distinct = sum(row.values()) - row.get("did not compile", 0) - row.get("equivalent", 0)
+            rate = f"{row.get('killed', 0)}/{distinct}" + (f" ({100 * row.get('killed', 0) / distinct:.0f} %)"
+                                                             if distinct else "")
+            lines.append(f"| {k} | {sum(row.values())} | " + " | ".join(str(row.get(c, 0)) for c in cols)
+                         + f" | {rate} |")
     def site(r: dict[str, object]) -> str:
         orig = " ".join(str(r["original"]).split()).replace("|", "\\|")
         repl = " ".join(str(r["replacement"]).split()).replace("|", "\\|")
@@ -1863,6 +1902,8 @@ def summarize(path: Path) -> dict[str, object]:
 USAGE = """\
 commands:
   run native|rc8 --out OUT.jsonl [...]     the mutation run (stage 1, then stage 2 for the survivors)
+  run native|rc8|webgpu --operators semantic --out OUT.jsonl [...]
+                                           the same with the semantic operators and their plans
   run native|rc8 --rerun OLD.jsonl --out NEW.jsonl [--tree COMMIT]
                                            rerun the survivors of OLD on a newer tree; NEW = OLD with them replaced
                                            (--stage1-examples 0: stage 2 alone, for those OLD ran through stage 1 only)
