@@ -2,7 +2,8 @@
 
 A check's verdict is stored under a key made of everything it depends on:
 
-- the target: its name, the sha256 of its library (C targets) and the environment that can change
+- the target: its name, the sha256 of the library it loads (C targets: `loaded_library`, which
+  follows GGSPEC_NATIVE_MODULE and LD_LIBRARY_PATH) and the environment that can change
   what it does (`verdict_env`: every GGSPEC_ variable but those naming where files go, so
   GGSPEC_FAULT and GGSPEC_NATIVE_* among them, and a preloaded sanitizer's variables);
 - the check's source: its module, the private helpers of conformance/checks and what checks draw
@@ -95,13 +96,33 @@ def _file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def target_key(target: str) -> dict[str, Any]:
-    """What identifies the target: its name, its library's sha256, the variables native reads."""
+def loaded_library(target: str) -> Path | None:
+    """The library file the target's process will load: the one its name describes, but for the
+    two ways the environment swaps it at the same name, as a rebuilt port or bench/mutation.py's
+    mutants do. GGSPEC_NATIVE_MODULE names the module the `native` target imports; and a library
+    of the same file name in a folder of LD_LIBRARY_PATH comes before the target's own, as ld.so
+    searches it before a RUNPATH. Without this a rebuilt library at an unchanged path would reuse
+    the old build's verdicts."""
     from ..adapters import describe_target
 
-    described = describe_target(target)
-    lib = described.get("library")
-    return {"name": target, "sha256": _file_sha256(Path(lib)) if lib else None, "env": verdict_env()}
+    module = os.environ.get("GGSPEC_NATIVE_MODULE", "")
+    if target == "native" and ":" in module:
+        target = f"native:{module}"
+    lib = describe_target(target).get("library")
+    if not lib:
+        return None
+    path = Path(lib)
+    for folder in filter(None, os.environ.get("LD_LIBRARY_PATH", "").split(":")):
+        if (Path(folder) / path.name).is_file():
+            return Path(folder) / path.name
+    return path
+
+
+def target_key(target: str) -> dict[str, Any]:
+    """What identifies the target: its name, the sha256 of the library it loads, the variables
+    native reads."""
+    lib = loaded_library(target)
+    return {"name": target, "sha256": _file_sha256(lib) if lib else None, "env": verdict_env()}
 
 
 def key(chk: Check, cfg: RunConfig, target: dict[str, Any]) -> str:

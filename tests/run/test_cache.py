@@ -92,6 +92,31 @@ def test_the_key_changes_with_each_of_its_parts(tmp_path: Path, monkeypatch: pyt
     assert cache.target_key(name) != target
 
 
+def test_the_key_follows_the_library_the_environment_swaps_in(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A library rebuilt at the same path, named through GGSPEC_NATIVE_MODULE or found first in
+    LD_LIBRARY_PATH (how bench/mutation.py runs its mutants), is another target."""
+    module = tmp_path / "mutant"
+    module.mkdir()
+    so = module / "_ggspec_mutant.cpython-311-x86_64-linux-gnu.so"
+    so.write_bytes(b"one")
+    monkeypatch.setenv("GGSPEC_NATIVE_MODULE", f"{module}:_ggspec_mutant")
+    first = cache.target_key("native")
+    assert first["sha256"] == hashlib.sha256(b"one").hexdigest()
+    so.write_bytes(b"two")
+    assert cache.target_key("native")["sha256"] == hashlib.sha256(b"two").hexdigest()
+
+    lib = tmp_path / "libx.so"
+    lib.write_bytes(b"own")
+    name = f"external:ggml_:{tmp_path}:{lib}"
+    assert cache.target_key(name)["sha256"] == hashlib.sha256(b"own").hexdigest()
+    swapped = tmp_path / "swapped"
+    swapped.mkdir()
+    (swapped / "libx.so").write_bytes(b"swapped in")
+    monkeypatch.setenv("LD_LIBRARY_PATH", f"/nonexistent:{swapped}")
+    assert cache.target_key(name)["sha256"] == hashlib.sha256(b"swapped in").hexdigest()
+
+
 def test_only_settled_verdicts_are_stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GGSPEC_CACHE", str(tmp_path))
     cache.store("a", CheckResult("x.a", ("TDATA-4",), "crash", 2, "boom"), "vdev")
