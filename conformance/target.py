@@ -374,6 +374,12 @@ class Target(Protocol):
         """`graph_view(g, i0, i1)`: the returned graph value, kept alive by the target."""
 
     def graph_clear(self, g: Handle) -> None: ...
+    def graph_cpy(self, src: Handle, dst: Handle) -> None:
+        """`graph_cpy(src, dst)` (CORE-81)."""
+
+    def graph_dup(self, g: Handle) -> Handle:
+        """`graph_dup(ctx, g)` in the no_alloc context (CORE-86)."""
+
     def set_param(self, t: Handle) -> None:
         """`set_param(ctx, t)` in the no_alloc context."""
 

@@ -254,6 +254,43 @@ def graph_view(g: CGraph, i0: int, i1: int) -> CGraph:
     )
 
 
+@implements("CORE-81")
+@checked
+def graph_cpy(src: CGraph, dst: CGraph) -> None:
+    """CORE-81: "overwrites dst's counts with src's ... copies src's first n_leafs leafs and
+    first n_nodes nodes ... every tensor of src's visited set is added to dst's. dst's visited
+    set is not emptied first"; the capacities first (CORE-82 to CORE-84), the gradient array
+    after the lists (CORE-85)."""
+    for g in (src, dst):
+        if g.ctx is not None and g.ctx.freed:
+            undefined("CORE-6", "a graph is used after its context was freed")
+    require(dst.size >= src.n_leafs, "CORE-82")
+    require(dst.size >= src.n_nodes, "CORE-83")
+    require(dst.visited.size >= src.visited.size, "CORE-84")
+    nodes = src.node_list()
+    leafs = src.leaf_list()
+    grads = None if src.grads is None else [src.grads[i] for i in range(src.n_nodes)]
+    dst.n_leafs, dst.n_nodes, dst.order = src.n_leafs, src.n_nodes, src.order
+    dst.leafs[: len(leafs)] = leafs
+    dst.nodes[dst.offset : dst.offset + len(nodes)] = nodes
+    if grads is not None:
+        require(dst.grads is not None, "CORE-85")
+        assert dst.grads is not None
+        dst.grads[: len(grads)] = grads
+    for t in list(src.visited.keys):
+        dst.visited.insert(t)
+
+
+@implements("CORE-86")
+@checked
+def graph_dup(ctx: Context, g: CGraph) -> CGraph:
+    """CORE-86: a new graph of `g`'s size, with a gradient array when `g` has one, and `g`
+    copied into it (CORE-81)."""
+    copy = new_graph_custom(ctx, g.size, g.grads is not None)
+    graph_cpy(g, copy)
+    return copy
+
+
 @implements("CORE-78")
 @checked
 def count_run(g: CGraph) -> None:

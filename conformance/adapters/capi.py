@@ -558,6 +558,12 @@ class CApiTarget:
     def graph_clear(self, g: Any) -> None:
         self.fn("graph_clear")(g)
 
+    def graph_cpy(self, src: Any, dst: Any) -> None:
+        self.fn("graph_cpy")(src, dst)
+
+    def graph_dup(self, g: Any) -> Any:
+        return self.fn("graph_dup")(self.ctx, g)
+
     def set_param(self, t: Any) -> None:
         self.fn("set_param")(self.ctx, t)
 

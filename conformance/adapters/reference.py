@@ -387,6 +387,12 @@ class ReferenceTarget:
     def graph_clear(self, g: CGraph) -> None:
         graph.graph_clear(g)
 
+    def graph_cpy(self, src: CGraph, dst: CGraph) -> None:
+        graph.graph_cpy(src, dst)
+
+    def graph_dup(self, g: CGraph) -> CGraph:
+        return graph.graph_dup(self.ctx, g)
+
     def set_param(self, t: Tensor) -> None:
         graph.set_param(self.ctx, t)
 

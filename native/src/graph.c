@@ -181,6 +181,8 @@ struct ggspec_cgraph ggspec_graph_view(struct ggspec_cgraph * cgraph0, int i0, i
     return v;
 }
 
+/* enforces CORE-81 to CORE-85: capacities first, the gradient array after the lists; dst's visited set is
+   not emptied */
 void ggspec_graph_cpy(struct ggspec_cgraph * src, struct ggspec_cgraph * dst) {
     GGSPEC_ASSERT(dst->size >= src->n_leafs, "dst->size >= src->n_leafs");
     GGSPEC_ASSERT(dst->size >= src->n_nodes, "dst->size >= src->n_nodes");
@@ -210,6 +212,7 @@ void ggspec_graph_cpy(struct ggspec_cgraph * src, struct ggspec_cgraph * dst) {
     }
 }
 
+/* enforces CORE-86 */
 struct ggspec_cgraph * ggspec_graph_dup(struct ggspec_context * ctx, struct ggspec_cgraph * cgraph) {
     struct ggspec_cgraph * copy = ggspec_new_graph_custom(ctx, (size_t)cgraph->size, cgraph->grads != NULL);
     ggspec_graph_cpy(cgraph, copy);

@@ -84,6 +84,14 @@ DEFECTS: dict[str, Defect] = {
         '        snprintf(name, sizeof(name) - 1, "%s", backend_str); /* planted: one byte short */\n',
         "init_backend_from_str without params keeps 126 bytes of the name where the registry keeps 127: "
         "an entry of a 127-byte (or longer) name is not found by it (REG-12, REG-5)"),
+    # issue 30, class 5: a ggml.h graph function (tests/checks/test_graphcpy_defect.py)
+    "GGSPEC_DEFECT_GRAPH_CPY_LEAFS": Defect(
+        "graph.c",
+        "    for (int i = 0; i < src->n_leafs; i++) {\n        dst->leafs[i] = src->leafs[i];\n",
+        "    for (int i = 0; i < src->n_nodes; i++) { /* planted: the leafs copied up to the node count */\n"
+        "        dst->leafs[i] = src->leafs[i];\n",
+        "graph_cpy copies as many leafs as the source has nodes: a graph with more leafs than nodes "
+        "loses its last leafs in the copy (CORE-81)"),
 }
 
 
