@@ -6,7 +6,9 @@ headers when its adapter module is compiled:
 - **the type enum** (`enum ggml_type`): upstream inserted IQ types (IQ3_XXS = 18 from 0.0.26,
   then IQ1_S, IQ4_NL, IQ3_S, IQ2_S, IQ4_XS, IQ1_M, BF16 ...) and so moved I8/I16/I32. The suite
   speaks rc.8's numbering; every argument and result of type `enum ggml_type` (found in our
-  cdef) and a tensor's `type` field are translated by name (`TypeMap`);
+  cdef) and a tensor's `type` field are translated by name (`TypeMap`); so are a tensor's `op`
+  (`enum ggml_op`) and a UNARY node's unary op in its op_params (`enum ggml_unary_op`: SIGMOID
+  came before GELU in 0.0.37);
 - `backend_sched_new` gaining `bool parallel` (0.0.31): called with `parallel = false`;
 - `backend_graph_compute` returning `enum ggml_status` instead of bool (0.0.30): true exactly
   when the status is GGML_STATUS_SUCCESS;
@@ -494,9 +496,11 @@ class VersionedTarget(ExternalTarget):
     """An external target whose calls go through the version adapter."""
 
     def __init__(self, build: ExternalBuild, name: str, default_profile: Profile, types: TypeMap, ops: TypeMap,
-                 rev: Revision, status_success: int, typed: dict[str, tuple[tuple[int, ...], bool]]) -> None:
+                 rev: Revision, status_success: int, typed: dict[str, tuple[tuple[int, ...], bool]],
+                 unary: TypeMap) -> None:
         self.types = types
         self.ops = ops
+        self.unary = unary
         self._protos = rev.protos
         self._adapted = frozenset(rev.adapted)
         self.status_success = status_success
@@ -526,6 +530,16 @@ class VersionedTarget(ExternalTarget):
     def tensor_info(self, t: Any) -> TensorInfo:
         info = super().tensor_info(t)
         return replace(info, type=self.types.from_target(info.type), op=self.ops.from_target(info.op))
+
+    def tensor_op_params(self, t: Any) -> bytes:
+        """A UNARY node's unary op (op_params[0]) in rc.8's numbering: later builds inserted
+        constants in enum ggml_unary_op (SIGMOID before GELU, so GELU is 8 in 0.0.37, 7 in rc.8),
+        and a node the target made says its own number."""
+        params = super().tensor_op_params(t)
+        if self.unary.identity or int(t.op) != self.ops.to_target(self.ops.ours["UNARY"]):
+            return params
+        theirs = int.from_bytes(params[:4], "little", signed=True)
+        return self.unary.from_target(theirs).to_bytes(4, "little", signed=True) + params[4:]
 
     def set_op(self, t: Any, op: int, srcs: Sequence[Any | None]) -> None:
         super().set_op(t, op, srcs)
@@ -579,6 +593,7 @@ def build_versioned(include_dir: Path, lib_path: Path, prefix: str, name: str,
     rev = revision(include_dir, prefix)  # the same decisions, also when the module came from the cache
     types = TypeMap(our_types(), their_types(include_dir, prefix))
     ops = TypeMap(our_types("op"), their_types(include_dir, prefix, "op"))
+    unary = TypeMap(our_types("unary_op"), their_types(include_dir, prefix, "unary_op"))
     text = (include_dir / "ggml-backend.h").read_text(encoding="utf-8", errors="replace")
     status = enum_values(text, prefix + "status").get(prefix.upper() + "STATUS_SUCCESS", 0)
     # read here, not per target: the factory makes a target for every example, and reading our
@@ -587,7 +602,7 @@ def build_versioned(include_dir: Path, lib_path: Path, prefix: str, name: str,
     install_quiet_gdb()
 
     def factory() -> VersionedTarget:
-        return VersionedTarget(build, name, default_profile, types, ops, rev, status, typed)
+        return VersionedTarget(build, name, default_profile, types, ops, rev, status, typed, unary)
 
     return factory
 

@@ -340,3 +340,24 @@ def test_a_virtual_devices_ops_reach_the_target_in_its_numbering(monkeypatch: py
     target.ops = TypeMap(ours, dict(ours))
     target.vdev_init(VDevParams(ops=frozenset({Op.ARGSORT})))
     assert seen[1].ops == {Op.ARGSORT}
+
+
+def test_a_unary_nodes_unary_op_is_read_in_rc8s_numbering(monkeypatch: pytest.MonkeyPatch) -> None:
+    """0.0.37 put SIGMOID before GELU in enum ggml_unary_op: its GELU node says 8 where rc.8 says 7.
+    The adapter gives the suite rc.8's number (the oracle recomputes GELU from it), and leaves
+    the parameters of other ops alone."""
+    from types import SimpleNamespace
+
+    from ggspec.conformance.adapters.drift import VersionedTarget
+    from ggspec.conformance.adapters.external import ExternalTarget
+
+    ours = our_types("unary_op")
+    theirs = {k: v + (v > ours["RELU"]) for k, v in ours.items()} | {"SIGMOID": ours["RELU"] + 1}
+    ops = our_types("op")
+    target = object.__new__(VersionedTarget)
+    target.unary, target.ops = TypeMap(ours, theirs), TypeMap(ops, ops)
+    monkeypatch.setattr(ExternalTarget, "tensor_op_params",
+                        lambda self, t: theirs["GELU"].to_bytes(4, "little") + bytes(60))
+    unary_node, scale_node = SimpleNamespace(op=ops["UNARY"]), SimpleNamespace(op=ops["SCALE"])
+    assert int.from_bytes(target.tensor_op_params(unary_node)[:4], "little") == ours["GELU"] == 7
+    assert int.from_bytes(target.tensor_op_params(scale_node)[:4], "little") == theirs["GELU"] == 8
