@@ -305,18 +305,28 @@ def a_freed_range_joins_both_neighbours(t: Target, rec: Recorder, size: int) -> 
     elsewhere before), which joins the ranges on both sides into one of 192 bytes (ALLOC-6); then
     it places u of 192 bytes, which fits there (ALLOC-26) and in no other free range: u is
     placed at t0's old address, no abort (ALLOC-7) (deterministic)."""
+    ts, u = _free_in_order_then_place(t, rec, size, 4, (0, 2, 1), 48)
+    rec("u at t0's old address", t.tensor_data(u) == t.tensor_data(ts[0]))
+
+
+def _free_in_order_then_place(t: Target, rec: Recorder, size: int, n: int, freed: tuple[int, ...],
+                              u_elems: int) -> tuple[list[Any], Any]:
+    """A `size`-byte host buffer (alignment 1) with t0 .. t(n-1) (16 F32 each) placed side by side
+    by a tallocr; a graph whose nodes y_k = cont(t_k), for k in `freed` in that order, free them
+    (the readers and q, u's source of `u_elems` F32, are placed in another buffer before), and
+    then u = cont(q) is placed by the graph allocator. Records the graph's node order; returns
+    (the t_k, u)."""
     f32 = int(GGMLType.F32)
     cpu = t.cpu_init()
-    mem = t.host_alloc(size)
-    talloc = t.tallocr_new(mem, size, 1)
-    ts = [t.new_tensor(f32, (16,), f"t{i}") for i in range(4)]
+    talloc = t.tallocr_new(t.host_alloc(size), size, 1)
+    ts = [t.new_tensor(f32, (16,), f"t{i}") for i in range(n)]
     for x in ts:
         t.tallocr_alloc(talloc, x)
-    q = t.new_tensor(f32, (48,), "q")
-    readers = [t.op("cont", [ts[i]], []) for i in (0, 2, 1)]
+    q = t.new_tensor(f32, (u_elems,), "q")
+    readers = [t.op("cont", [ts[i]], []) for i in freed]
     u = t.op("cont", [q], [])
-    elsewhere = t.backend_alloc_buffer(cpu, 64 * 3 + 192)
-    for i, (x, name) in enumerate(zip((*readers, q), ("y0", "y2", "y1", "q"), strict=True)):
+    elsewhere = t.backend_alloc_buffer(cpu, 64 * len(freed) + 4 * u_elems)
+    for i, (x, name) in enumerate(zip((*readers, q), (*(f"y{k}" for k in freed), "q"), strict=True)):
         t.set_name(x, name)
         t.tensor_alloc(elsewhere, x, 64 * i)  # placed before: the walk leaves them alone
     t.set_name(u, "u")
@@ -325,7 +335,7 @@ def a_freed_range_joins_both_neighbours(t: Target, rec: Recorder, size: int) -> 
         t.build_forward_expand(g, x)
     rec("nodes", [t.tensor_name(x) for x in t.graph_nodes(g)])
     t.gallocr_alloc_graph(t.gallocr_new(), talloc, g)
-    rec("u at t0's old address", t.tensor_data(u) == t.tensor_data(ts[0]))
+    return ts, u
 
 
 @check("ALLOC-6", "ALLOC-26", "ALLOC-7", size=st.just(352))
@@ -338,26 +348,7 @@ def a_range_freed_before_the_last_joins_it(t: Target, rec: Recorder, size: int) 
     free range: u is placed at t3's old address, no abort (ALLOC-7) (ggml-alloc.c:183, the
     join with the next range skipped for the second to last one, survived a mutation run)
     (deterministic)."""
-    f32 = int(GGMLType.F32)
-    cpu = t.cpu_init()
-    talloc = t.tallocr_new(t.host_alloc(size), size, 1)
-    ts = [t.new_tensor(f32, (16,), f"t{i}") for i in range(5)]
-    for x in ts:
-        t.tallocr_alloc(talloc, x)
-    q = t.new_tensor(f32, (40,), "q")
-    freed = (0, 1, 3, 4)
-    readers = [t.op("cont", [ts[i]], []) for i in freed]
-    u = t.op("cont", [q], [])
-    elsewhere = t.backend_alloc_buffer(cpu, 64 * len(freed) + 160)
-    for i, (x, name) in enumerate(zip((*readers, q), (*(f"y{k}" for k in freed), "q"), strict=True)):
-        t.set_name(x, name)
-        t.tensor_alloc(elsewhere, x, 64 * i)  # placed before: the walk leaves them alone
-    t.set_name(u, "u")
-    g = t.new_graph(64)
-    for x in (*readers, u):
-        t.build_forward_expand(g, x)
-    rec("nodes", [t.tensor_name(x) for x in t.graph_nodes(g)])
-    t.gallocr_alloc_graph(t.gallocr_new(), talloc, g)
+    ts, u = _free_in_order_then_place(t, rec, size, 5, (0, 1, 3, 4), 40)
     rec("u at t3's old address", t.tensor_data(u) == t.tensor_data(ts[3]))
 
 
