@@ -100,21 +100,21 @@ def is_view_op(op: Op) -> bool:
     return op in VIEW_OPS
 
 
+def _index_or_int_max(items: Sequence[object], item: object) -> int:
+    """The position of `item` (the same object) in `items`; INT_MAX when it is not there."""
+    return next((i for i, x in enumerate(items) if x is item), 2**31 - 1)
+
+
 @checked
 def backend_prio(sched: Sched, backend: Backend | None) -> int:
     """SCHED-4: a backend's priority is its index; a foreign backend gets INT_MAX."""
-    for i, b in enumerate(sched.backends):
-        if b is backend:
-            return i
-    return 2**31 - 1
+    return _index_or_int_max(sched.backends, backend)
 
 
 @checked
 def allocr_prio(sched: Sched, talloc: Tallocr | None) -> int:
-    for i, t in enumerate(sched.tallocs):
-        if t is talloc:
-            return i
-    return 2**31 - 1
+    """An allocator's priority is its index, as its backend's (SCHED-4); a foreign one gets INT_MAX."""
+    return _index_or_int_max(sched.tallocs, talloc)
 
 
 @checked
