@@ -9,6 +9,7 @@ registry) and aborts are tested in forked children.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import faulthandler
 import importlib
@@ -362,17 +363,23 @@ def test_vdev_base_is_not_host_memory() -> None:
         lib.ggspec_backend_free(be)
 
 
-def _device_tensor(ctx: Any, be: Any) -> tuple[Any, Any, int]:
+@contextlib.contextmanager
+def _device_tensor(ctx: Any, *, lazy: bool) -> Iterator[tuple[Any, Any, Any, int]]:
+    """A virtual device, a buffer of it and a 4-float tensor placed there: (backend, buffer,
+    tensor, the tensor's offset in the buffer); the buffer and the device are freed after."""
+    be = vdev(lazy=lazy)
     buf = lib.ggspec_backend_alloc_buffer(be, 256)
-    t = lib.ggspec_new_tensor_1d(ctx, lib.GGSPEC_TYPE_F32, 4)
-    place(buf, t)
-    return buf, t, addr(t.data) - addr(lib.ggspec_backend_buffer_get_base(buf))
+    try:
+        t = lib.ggspec_new_tensor_1d(ctx, lib.GGSPEC_TYPE_F32, 4)
+        place(buf, t)
+        yield be, buf, t, addr(t.data) - addr(lib.ggspec_backend_buffer_get_base(buf))
+    finally:
+        lib.ggspec_backend_buffer_free(buf)
+        lib.ggspec_backend_free(be)
 
 
 def test_vdev_eager_async_runs_at_submission(ctx: Any) -> None:
-    be = vdev(lazy=False)
-    buf, t, start = _device_tensor(ctx, be)
-    try:
+    with _device_tensor(ctx, lazy=False) as (be, buf, t, start):
         host = floats(1, 2, 3, 4)
         lib.ggspec_backend_tensor_set_async(be, t, host, 0, 16)
         host[0] = 99  # too late: the bytes were read at submission
@@ -381,15 +388,10 @@ def test_vdev_eager_async_runs_at_submission(ctx: Any) -> None:
         out = floats(0, 0, 0, 0)
         lib.ggspec_backend_tensor_get_async(be, t, out, 0, 16)
         assert list(out) == [1, 2, 3, 4]
-    finally:
-        lib.ggspec_backend_buffer_free(buf)
-        lib.ggspec_backend_free(be)
 
 
 def test_vdev_lazy_async_runs_in_order_at_synchronize(ctx: Any) -> None:
-    be = vdev(lazy=True)
-    buf, t, start = _device_tensor(ctx, be)
-    try:
+    with _device_tensor(ctx, lazy=True) as (be, buf, t, start):
         h1, h2 = floats(1, 2, 3, 4), floats(5, 6, 7, 8)
         o1, o2 = floats(0, 0, 0, 0), floats(0, 0, 0, 0)
         lib.ggspec_backend_tensor_set_async(be, t, h1, 0, 16)
@@ -411,36 +413,30 @@ def test_vdev_lazy_async_runs_in_order_at_synchronize(ctx: Any) -> None:
         lib.ggspec_backend_tensor_set_async(be, t, h1, 0, 16)
         assert get_floats(t, 4) == [10, 2, 3, 4]
         assert lib.ggspec_vdev_pending(be) == 0
-    finally:
-        lib.ggspec_backend_buffer_free(buf)
-        lib.ggspec_backend_free(be)
 
 
 def test_copies_between_cpu_and_vdev(ctx: Any) -> None:
-    be = vdev(lazy=True)
-    dbuf, d, _ = _device_tensor(ctx, be)
-    cbuf = lib.ggspec_backend_buft_alloc_buffer(lib.ggspec_backend_cpu_buffer_type(), 64)
-    try:
-        c = lib.ggspec_new_tensor_1d(ctx, lib.GGSPEC_TYPE_F32, 4)
-        place(cbuf, c)
-        lib.ggspec_backend_tensor_set(c, floats(1, 2, 3, 4), 0, 16)
-        lib.ggspec_backend_tensor_copy(c, d)  # host source: tensor_set into the device
-        assert get_floats(d, 4) == [1, 2, 3, 4]
+    with _device_tensor(ctx, lazy=True) as (be, dbuf, d, _):
+        cbuf = lib.ggspec_backend_buft_alloc_buffer(lib.ggspec_backend_cpu_buffer_type(), 64)
+        try:
+            c = lib.ggspec_new_tensor_1d(ctx, lib.GGSPEC_TYPE_F32, 4)
+            place(cbuf, c)
+            lib.ggspec_backend_tensor_set(c, floats(1, 2, 3, 4), 0, 16)
+            lib.ggspec_backend_tensor_copy(c, d)  # host source: tensor_set into the device
+            assert get_floats(d, 4) == [1, 2, 3, 4]
 
-        d2 = lib.ggspec_new_tensor_1d(ctx, lib.GGSPEC_TYPE_F32, 4)
-        place(dbuf, d2, 64)
-        lib.ggspec_backend_tensor_copy_async(be, d, d2)  # same device: queued
-        assert lib.ggspec_vdev_pending(be) == 1
-        lib.ggspec_backend_synchronize(be)
-        assert get_floats(d2, 4) == [1, 2, 3, 4]
+            d2 = lib.ggspec_new_tensor_1d(ctx, lib.GGSPEC_TYPE_F32, 4)
+            place(dbuf, d2, 64)
+            lib.ggspec_backend_tensor_copy_async(be, d, d2)  # same device: queued
+            assert lib.ggspec_vdev_pending(be) == 1
+            lib.ggspec_backend_synchronize(be)
+            assert get_floats(d2, 4) == [1, 2, 3, 4]
 
-        lib.ggspec_backend_tensor_set(c, floats(0, 0, 0, 0), 0, 16)
-        lib.ggspec_backend_tensor_copy(d2, c)  # host destination: tensor_get from the device
-        assert get_floats(c, 4) == [1, 2, 3, 4]
-    finally:
-        lib.ggspec_backend_buffer_free(cbuf)
-        lib.ggspec_backend_buffer_free(dbuf)
-        lib.ggspec_backend_free(be)
+            lib.ggspec_backend_tensor_set(c, floats(0, 0, 0, 0), 0, 16)
+            lib.ggspec_backend_tensor_copy(d2, c)  # host destination: tensor_get from the device
+            assert get_floats(c, 4) == [1, 2, 3, 4]
+        finally:
+            lib.ggspec_backend_buffer_free(cbuf)
 
 
 # --- registry (process-global: in forked children) ----------------------------------------
