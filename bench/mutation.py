@@ -988,12 +988,13 @@ def in_plan(which: str, text: str, m: Mutant, scope: frozenset[str] | None = Non
 
 def ggml_c_scope(sources: dict[str, str]) -> frozenset[str]:
     """The functions of rc.8's ggml.c in the semantic plan: those ggml-backend.c and ggml-alloc.c
-    call, and the functions of ggml.c those call (one level: wsp_ggml_graph_compute's thread and
+    call (outside their ``#if 0`` blocks), and the functions of ggml.c those call (one level: wsp_ggml_graph_compute's thread and
     dispatch, not every operation's kernel; the suite reaches the kernels of the operations it
     builds, and ggml.c's others are outside the ggml-backend API)."""
     ggml = sources["ggml.c"]
     defined = {name for name, _, _ in function_spans(ggml)}
-    called = {t.text for f in ("ggml-backend.c", "ggml-alloc.c") for t in tokens(sources[f]) if t.kind == "id"}
+    live = [re.sub(r"^#if 0\b.*?^#endif", "", sources[f], flags=re.M | re.S) for f in ("ggml-backend.c", "ggml-alloc.c")]
+    called = {t.text for text in live for t in tokens(text) if t.kind == "id"}
     direct = defined & called
     spans = {name: (start, end) for name, start, end in function_spans(ggml)}
     helpers = {t.text for name in direct for t in tokens(ggml[spans[name][0]:spans[name][1]])
@@ -1881,7 +1882,7 @@ def markdown(path: Path, notes: dict[str, str] | None = None) -> str:
             stage = "1 and 2" if "stage2" in stages else "1 only" if "stage1" in stages else str(r.get("stage"))
             if r["verdict"] == "timeout":
                 stage += f" ({r.get('why', '')})"
-            lines.append(f"| {site(r)} | {r['verdict']} | {stage} | {' '.join(r['select'])} | {notes.get(key, '')} |")
+            lines.append(f"| {site(r)} | {r['verdict']} | {stage} | {' '.join(r['select']) or 'all'} | {notes.get(key, '')} |")
     return "\n".join(lines)
 
 

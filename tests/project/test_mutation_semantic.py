@@ -146,3 +146,17 @@ def test_sample_by_kind_spreads_and_is_stable() -> None:
     counts = {k: sum(1 for m in picked if m.kind == k) for k in tool.SEMANTIC_KINDS}
     assert counts == dict.fromkeys(tool.SEMANTIC_KINDS, 2)
     assert [m.index for m in picked] == sorted(m.index for m in picked)
+
+
+def test_ggml_c_scope_is_what_the_backend_files_call_outside_if_0() -> None:
+    tool = load_bench("mutation.py")
+    sources = {
+        "ggml.c": "static int helper(int x) { return x + 1; }\n"
+                  "int used(int x) { return helper(x); }\n"
+                  "int debug_only(int x) { return x; }\n"
+                  "static int kernel(int x) { return x * 2; }\n"
+                  "int unused(int x) { return kernel(x); }\n",
+        "ggml-backend.c": "int f(int x) { return used(x); }\n#if 0\nint g(int x) { return debug_only(x); }\n#endif\n",
+        "ggml-alloc.c": "/* unused(1) in a comment */\n",
+    }
+    assert tool.ggml_c_scope(sources) == frozenset({"used", "helper"})
