@@ -20,7 +20,7 @@ from ggspec.conformance.adapters.ggml_python import ensure_sdist_target
 
 SOURCE = Path(__file__).with_name("vulkan_defects.c")
 CASES = (("clear", "0xa5"), ("mul_mat", "4", "4", "1"), ("mul_mat", "64", "64", "1"), ("mul_mat", "64", "64", "8"),
-         ("mul_mat", "32", "32", "8"))
+         ("mul_mat", "32", "32", "8"), ("copy", "61"), ("empty",))
 TARGETS = ("llama-cpp-python-0.2.38", "llama-cpp-python-0.2.56", "llama-cpp-python-0.2.78")
 
 
@@ -34,6 +34,9 @@ def build(target: str, out: Path) -> Path:
 
 def run(exe: Path, case: tuple[str, ...]) -> tuple[int, str]:
     proc = subprocess.run([str(exe), *case], capture_output=True, text=True, timeout=300)
+    if proc.returncode < 0:  # killed (an assertion of the port): its message, from stderr
+        lines = [ln for ln in proc.stderr.splitlines() if "GGML_ASSERT" in ln] or proc.stderr.strip().splitlines()[-1:]
+        return proc.returncode, f"aborted: {lines[-1].strip() if lines else f'signal {-proc.returncode}'}"
     return proc.returncode, proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr.strip()[-200:]
 
 
@@ -46,7 +49,8 @@ def main() -> int:
             exe = build(target, Path(tmp))
             for case in CASES:
                 rc, line = run(exe, case)
-                print(f"{target}: {' '.join(case)}: {'DIFFERS' if rc else 'exact'}: {line}")
+                verdict = "ABORTS" if rc < 0 else "DIFFERS" if rc else "exact"
+                print(f"{target}: {' '.join(case)}: {verdict}: {line}")
     return 0
 
 

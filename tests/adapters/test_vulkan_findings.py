@@ -9,6 +9,7 @@ Each replay starts the device in a worker of its own (about a second on lavapipe
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -47,6 +48,11 @@ FINDINGS = [
     ("0.2.78", "sched.allocation_graph", None, "vs 0.0"),
     ("0.2.38", "sched.buffer_owner", {"shape": (1, 1)}, "size > 0"),
     ("0.2.38", "sched.fixture_outputs", {"fixture": ("decoder", SchedSetup(devices=(_PLAIN,)))}, "Missing op: GET_ROWS"),
+    # the two buffers cleared to 0x11 and 0x22 read back as words 11 00 00 00 (the clear finding)
+    ("0.2.38", "backend.device_paths_on_the_plain_device", {"shift": 1, "seed": 0}, "target    11 00 00 00 11 00 00 00"),
+    ("0.2.78", "backend.device_paths_on_the_plain_device", {"shift": 1, "seed": 0}, "target    11 00 00 00 11 00 00 00"),
+    ("0.2.38", "copy.copies_on_the_plain_device", {"shift": 1, "seed": 0}, "target    11 00 00 00 11 00 00 00"),
+    ("0.2.56", "copy.copies_on_the_plain_device", {"shift": 1, "seed": 0}, "target    11 00 00 00 11 00 00 00"),
 ]
 
 
@@ -72,3 +78,64 @@ def test_the_finding_is_pinned(version: str, check: str, args: dict[str, Any] | 
         replay(check, target=target, profile="fixed", args=args if args is not None else _allocation_graph(),
                device="vulkan")
     assert shows in capsys.readouterr().out
+
+
+def _lifecycle_steps(version: str) -> Any:
+    """stateful.lifecycle's crashing steps (seed 3 of the ci runs, shrunk by hand): a plain virtual
+    device (the Vulkan device), then alloc_buffer(0) from it; in a forked worker."""
+    from ggspec.conformance.checks import stateful
+    from ggspec.conformance.engine import isolate
+    from ggspec.reference.clauses import Profile
+
+    target = f"llama-cpp-python-{version}"
+    try:
+        prepare_target(target)
+    except CannotFetch as exc:
+        pytest.skip(f"{target} cannot be fetched here: {exc}")
+
+    def steps() -> int:  # in the forked worker only
+        vd.note_target(target)
+        stateful.note = lambda value: None  # hypothesis's note() works only inside a test
+        machine = stateful.LifecycleMachine.for_target(target, Profile.FIXED)()
+        backend = machine.init_vdev(name="GPU0", alignment=VDevParams().alignment, alloc_pad=0, lazy=False)
+        buf = machine.alloc_buffer(backend, 0)
+        return int(machine.target.buffer_get_size(buf.target))
+
+    return isolate.run_forked(steps, timeout=120, reports=False)
+
+
+@pytest.mark.parametrize(("version", "where", "shows"), [
+    ("0.2.38", "ggml_backend_alloc_buffer", "size > 0"),
+    ("0.2.56", "ggml_backend_buffer_clear", "dst->ctx == ctx"),
+    ("0.2.78", "ggml_backend_buffer_clear", "dst->ctx == ctx")])
+def test_an_empty_device_buffer_aborts_the_lifecycle_machine(version: str, where: str, shows: str) -> None:
+    """stateful.lifecycle's crash (BUF-4/9/11/13, BACK-2 blamed): on 0.2.38 the Vulkan device's
+    alloc_buffer(0) asserts size > 0 (finding 3); 0.2.56 returns an empty buffer, but one with no
+    Vulkan buffer behind it (ggml_vk_create_buffer returns before setting its ctx), so the clear
+    the machine gives every new buffer asserts in ggml_vk_buffer_memset (dst->ctx == ctx), on
+    0.2.78 too."""
+    crashed = _lifecycle_steps(version)
+    assert crashed.status == "signal" and where in crashed.describe() and shows in crashed.stderr, (
+        crashed.describe(), crashed.stderr)
+
+
+@pytest.mark.parametrize(("version", "reversed_"), [("0.2.38", True), ("0.2.56", False), ("0.2.78", False)])
+def test_a_copy_between_vulkan_buffers_goes_the_right_way_from_0_2_56(version: str, reversed_: bool,
+                                                                      tmp_path: Path) -> None:
+    """Without ggspec (bench/vulkan_defects.c `copy 61`): 0.2.38's buffer cpy_tensor hands
+    ggml_vk_buffer_copy (dst first) its source first, so tensor_copy between two Vulkan buffers
+    writes the destination's bytes over the source (copy.copies_on_the_plain_device, COPY-9);
+    0.2.56 passes them in the right order."""
+    from benchscripts import load_bench
+
+    bench = load_bench("vulkan_defects.py")
+    target = f"llama-cpp-python-{version}"
+    try:
+        exe = bench.build(target, tmp_path)
+    except CannotFetch as exc:
+        pytest.skip(f"{target} cannot be fetched here: {exc}")
+    rc, line = bench.run(exe, ("copy", "61"))
+    if reversed_:
+        assert rc == 1 and "61 destination bytes lack the source's, 61 source bytes changed" in line, line
+    else:
+        assert rc == 0 and "0 destination bytes lack the source's, 0 source bytes changed" in line, line
