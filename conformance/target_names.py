@@ -2,7 +2,7 @@
 "Semantics profiles").
 
 Target names: `reference`, `native` (or `native:DIR:MODULE`, a variant build), `rc8` (and
-`rc8-asserts`, rc.8 built without NDEBUG), the
+`rc8-asserts`, rc.8 built without NDEBUG; `rc8-asan`, with ASan and UBSan), the
 ggml-python / llama-cpp-python builds (adapters/ggml_python.py) and
 `external:PREFIX:INCLUDE_DIR:LIBRARY`. adapters/__init__.py turns a name into a Target.
 """
@@ -13,12 +13,17 @@ from dataclasses import dataclass
 
 from ggspec.reference.clauses import Profile
 
+#: the builds of the real rc.8: as shipped (NDEBUG), with its assert()s, with ASan and UBSan
+RC8_NAMES = ("rc8", "rc8-asserts", "rc8-asan")
+#: the targets built with AddressSanitizer (their library needs libasan loaded first)
+SANITIZED = ("rc8-asan",)
+
 
 def default_profile(name: str) -> Profile:
     """Each target's default profile (DESIGN.md): the real rc.8 build claims `rc8`; native, the
     reference and other external builds (ports) claim `fixed`; llama-cpp-python 0.2.30, the same
     code generation as rc.8 (llama.cpp of 2024-01-18), claims `rc8` too."""
-    return Profile.RC8 if name in ("rc8", "rc8-asserts", "llama-cpp-python-0.2.30") else Profile.FIXED
+    return Profile.RC8 if name in (*RC8_NAMES, "llama-cpp-python-0.2.30") else Profile.FIXED
 
 
 def asserts_compiled_in(name: str) -> bool:
@@ -49,7 +54,7 @@ def parse(name: str) -> TargetName:
     `external:PREFIX:INCLUDE_DIR:LIBRARY`, ...)."""
     if name == "reference":
         return TargetName(name, name)
-    if name in ("rc8", "rc8-asserts"):  # rc8-asserts: the same build without NDEBUG
+    if name in RC8_NAMES:  # rc8-asserts, rc8-asan: the same sources built otherwise
         return TargetName(name, "rc8")
     if name == "native" or name.startswith("native:"):
         return TargetName(name, "native", module=name.partition(":")[2])

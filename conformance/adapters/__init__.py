@@ -17,8 +17,8 @@ from typing import Any
 from ggspec.reference.clauses import Profile
 
 from ..target import Target, selected_device
+from ..target_names import RC8_NAMES, SANITIZED, parse
 from ..target_names import default_profile as default_profile  # re-exported: adapters.default_profile
-from ..target_names import parse
 
 
 def _sdist_targets() -> tuple[str, ...]:
@@ -29,9 +29,9 @@ def _sdist_targets() -> tuple[str, ...]:
 
 #: ggml-python-0.0.25 ... 0.0.37 and llama-cpp-python-0.2.30 (ggml_python.SDISTS, through versions.py)
 SDIST_TARGETS = _sdist_targets()
-TARGETS = ("reference", "native", "rc8", "rc8-asserts", *SDIST_TARGETS, "external")
-#: the real rc.8 builds: release (NDEBUG, as shipped) and with its C assert()s compiled in
-RC8_TARGETS = ("rc8", "rc8-asserts")
+TARGETS = ("reference", "native", *RC8_NAMES, *SDIST_TARGETS, "external")
+#: the real rc.8 builds: release (NDEBUG, as shipped), with its C assert()s compiled in, with ASan and UBSan
+RC8_TARGETS = RC8_NAMES
 
 #: factories of the external targets built in this process (forked workers inherit them)
 _EXTERNAL: dict[str, Callable[[], Target]] = {}
@@ -53,9 +53,13 @@ def _external(name: str) -> Callable[[], Target]:
         from .external import build_external
 
         if name in RC8_TARGETS:
-            from .rc8 import PREFIX, ensure_rc8, spellings
+            from .rc8 import PREFIX, TARGET_VARIANTS, ensure_rc8, spellings
 
-            include_dir, lib = ensure_rc8(asserts=name == "rc8-asserts")
+            if name in SANITIZED:
+                from ..engine.sanitizer import require_runtime
+
+                require_runtime(name)
+            include_dir, lib = ensure_rc8(variant=TARGET_VARIANTS[name])
             rc8_factory = build_external(include_dir, lib, PREFIX, name, Profile.RC8, spellings)
 
             def rc8_target() -> Target:
@@ -161,11 +165,12 @@ def describe_target(name: str) -> dict[str, Any]:
             out["kind"] = "the bundled native build" if name == "native" else "a variant build of native/"
             lib = _native_library(tn.module)
         elif tn.kind == "rc8":
-            from .rc8 import ensure_rc8
+            from .rc8 import TARGET_VARIANTS, ensure_rc8
 
-            out["kind"] = "whisper.rn 0.4.0-rc.8, built from its npm package" + (
-                " without NDEBUG (its assert()s compiled in)" if name == "rc8-asserts" else "")
-            include, lib = ensure_rc8(asserts=name == "rc8-asserts")
+            out["kind"] = "whisper.rn 0.4.0-rc.8, built from its npm package" + {
+                "rc8-asserts": " without NDEBUG (its assert()s compiled in)",
+                "rc8-asan": " with AddressSanitizer and UndefinedBehaviorSanitizer"}.get(name, "")
+            include, lib = ensure_rc8(variant=TARGET_VARIANTS[name])
             out["include"] = str(include)
         elif tn.kind == "sdist":
             from .ggml_python import ensure_sdist_target, sdist_of

@@ -568,8 +568,12 @@ def build_command(target: CApiTarget, c_file: Path, exe: Path) -> list[str]:
     """gcc command line compiling `c_file` against the target (headers, shim, library)."""
     build = getattr(target, "build", None)
     if build is not None:
-        return ["gcc", "-std=c11", "-O0", "-g", *build.c_flags(), str(c_file), str(NATIVE_DIR / "src" / "vdev.c"),
-                "-o", str(exe), *build.link_flags(), "-lm"]
+        from ..engine.sanitizer import LINK_FLAGS
+        from .elfsyms import needs_libasan
+
+        sanitize = list(LINK_FLAGS) if needs_libasan(build.lib_path) else []  # rc8-asan: else it does not link
+        return ["gcc", "-std=c11", "-O0", "-g", *sanitize, *build.c_flags(), str(c_file),
+                str(NATIVE_DIR / "src" / "vdev.c"), "-o", str(exe), *build.link_flags(), "-lm"]
     replaced = _replaced_sources(target.name)  # a defect variant's patched copies (native/testing/defects.py)
     sources = sorted(replaced.get(s.name, str(s)) for s in (NATIVE_DIR / "src").glob("*.c"))
     defines, cflags, ldflags = _variant_flags(target.name)

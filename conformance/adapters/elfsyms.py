@@ -116,6 +116,18 @@ def dynamic_needs(path: Path) -> tuple[list[str], list[str]]:
     return needed, runpath or rpath
 
 
+def needs_libasan(path: str | Path) -> bool:
+    """Whether a shared library was built with AddressSanitizer (libasan among its DT_NEEDED):
+    it loads only into a process that has libasan already (engine/sanitizer.py)."""
+    try:
+        if not is_elf(Path(path)):
+            return False
+        needed, _ = dynamic_needs(Path(path))
+    except OSError:
+        return False
+    return any(n.startswith("libasan.so") for n in needed)
+
+
 def resolvable_symbols(path: Path) -> set[str]:
     """The symbols `dlsym` on a handle of `path` may find: its own exports and those of the
     libraries it needs, found in its run path, `LD_LIBRARY_PATH` or its own folder (system

@@ -18,6 +18,13 @@ The target `rc8-asserts` is the same sources built without `-DNDEBUG` (`CFLAGS_A
 slow-copy warning and the scheduler's sanity printing, both `#ifndef NDEBUG`, are on). It
 claims profile rc8 too; what a release build does instead is what `rc8` shows.
 
+The target `rc8-asan` is the release build instrumented with AddressSanitizer and
+UndefinedBehaviorSanitizer (`CFLAGS_ASAN`, `LIBS_ASAN`, into `LIBNAME_ASAN`, cached beside the
+others with a stamp of its own): a heap overflow or a UB inside rc.8, which changes nothing the
+suite observes on `rc8`, ends the worker with a sanitizer report, and the check's verdict names
+the report and its first frame in rc.8 (engine/sanitizer.py). Its library needs the ASan runtime
+loaded first: the `ggspec` command runs itself again with libasan in LD_PRELOAD for it.
+
 Offline: `GGSPEC_RC8_TARBALL=/path/to/whisper.rn-0.4.0-rc.8.tgz` is used instead of npm (the
 sha256 is still checked).
 """
@@ -61,6 +68,27 @@ LIBNAME = "libwsp_ggml_rc8.so"
 #: the `rc8-asserts` variant: rc.8's `assert()`s compiled in
 CFLAGS_ASSERTS = tuple(f for f in CFLAGS if f != "-DNDEBUG")
 LIBNAME_ASSERTS = "libwsp_ggml_rc8_asserts.so"
+#: the `rc8-asan` variant: the release build (NDEBUG, so the same verdicts as `rc8`) with ASan and
+#: UBSan; -O1 and frame pointers for whole stacks, no recovery so that a UBSan report ends the
+#: worker as an ASan one does. Without UBSan's alignment check: the checks draw buffer types of
+#: alignment 1 (a virtual device's, BUFT-2 allows any), whose F32 and I32 data the CPU kernels
+#: then load unaligned (CORE-75, CORE-76 at 2 examples), which x86 and ARMv8 do and rc.8 does
+#: not promise to avoid; the overflows and other UB stay checked
+SANITIZE = ("-fsanitize=address,undefined", "-fno-sanitize=alignment", "-fno-sanitize-recover=all",
+            "-fno-omit-frame-pointer")
+CFLAGS_ASAN = ("-O1", "-g", *SANITIZE, *(f for f in CFLAGS if f != "-O2"))
+#: no -fsanitize=... after the sources: gcc reads one command's flags in order, and a trailing
+#: -fsanitize=undefined would turn the alignment check back on (CFLAGS_ASAN's flags link the runtimes)
+LIBS_ASAN = LIBS
+LIBNAME_ASAN = "libwsp_ggml_rc8_asan.so"
+#: the builds ensure_rc8 makes: variant -> (cflags, libs, library name, stamp)
+VARIANTS: dict[str, tuple[tuple[str, ...], tuple[str, ...], str, str]] = {
+    "release": (CFLAGS, LIBS, LIBNAME, ".build"),
+    "asserts": (CFLAGS_ASSERTS, LIBS, LIBNAME_ASSERTS, ".build-asserts"),
+    "asan": (CFLAGS_ASAN, LIBS_ASAN, LIBNAME_ASAN, ".build-asan"),
+}
+#: target name -> variant
+TARGET_VARIANTS = {"rc8": "release", "rc8-asserts": "asserts", "rc8-asan": "asan"}
 
 
 def rc8_dir() -> Path:
@@ -144,12 +172,14 @@ def _unpack(tgz: Path, dest: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _build(cpp: Path, lib: Path, cflags: tuple[str, ...] = CFLAGS) -> None:
+def build_library(cpp: Path, lib: Path, cflags: tuple[str, ...] = CFLAGS, libs: tuple[str, ...] = LIBS) -> None:
+    """Compile rc.8's SOURCES in `cpp` into the shared library `lib` (also used on a patched
+    copy of the sources, by the tests of rc8-asan)."""
     gcc = shutil.which("gcc")
     if gcc is None:
         raise TargetUnavailable("target rc8 needs gcc to build the rc.8 sources (not installed)")
     tmp = lib.with_name(f".{lib.name}.{os.getpid()}")
-    cmd = [gcc, *cflags, *(str(cpp / s) for s in SOURCES), "-o", str(tmp), *LIBS]
+    cmd = [gcc, *cflags, *(str(cpp / s) for s in SOURCES), "-o", str(tmp), *libs]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         errors = [ln for ln in proc.stderr.splitlines() if "error" in ln][:8]
@@ -157,9 +187,13 @@ def _build(cpp: Path, lib: Path, cflags: tuple[str, ...] = CFLAGS) -> None:
     os.replace(tmp, lib)
 
 
-def ensure_rc8(asserts: bool = False) -> tuple[Path, Path]:
+def ensure_rc8(asserts: bool = False, variant: str | None = None) -> tuple[Path, Path]:
     """Fetch, verify, unpack and build rc.8 as needed; return (include dir, shared library).
-    `asserts`: the library built without NDEBUG (the `rc8-asserts` target)."""
+    `asserts`: the library built without NDEBUG (the `rc8-asserts` target); `variant`: one of
+    VARIANTS by name instead ("asan": the `rc8-asan` target)."""
+    variant = variant or ("asserts" if asserts else "release")
+    if variant not in VARIANTS:
+        raise ValueError(f"no rc.8 build {variant!r}; known: {', '.join(VARIANTS)}")
     root = rc8_dir()
     with _locked(root):
         tgz = root / TARBALL
@@ -173,18 +207,19 @@ def ensure_rc8(asserts: bool = False) -> tuple[Path, Path]:
             with step(f"unpacking {TARBALL} into {root}"):
                 _unpack(tgz, root)
             stamp.write_text(SHA256 + "\n")
-        cflags = CFLAGS_ASSERTS if asserts else CFLAGS
-        lib = root / "lib" / (LIBNAME_ASSERTS if asserts else LIBNAME)
-        lib_stamp = root / "lib" / (".build-asserts" if asserts else ".build")
-        recipe = f"{SHA256} {' '.join(cflags)} {' '.join(SOURCES)} {' '.join(LIBS)}"
+        cflags, libs, libname, stamp_name = VARIANTS[variant]
+        lib = root / "lib" / libname
+        lib_stamp = root / "lib" / stamp_name
+        recipe = f"{SHA256} {' '.join(cflags)} {' '.join(SOURCES)} {' '.join(libs)}"
         if not lib.is_file() or not lib_stamp.is_file() or lib_stamp.read_text().strip() != recipe:
             lib.parent.mkdir(parents=True, exist_ok=True)
             with step(f"building rc.8's ggml sources with gcc into {lib} (one time, tens of seconds)"):
-                _build(cpp, lib, cflags)
+                build_library(cpp, lib, cflags, libs)
             lib_stamp.write_text(recipe + "\n")
     return cpp, lib
 
 
-def build_command() -> str:
+def build_command(variant: str = "release") -> str:
     """The compile line `ensure_rc8` uses, for documentation and reports."""
-    return "gcc " + " ".join(CFLAGS) + " " + " ".join(f"package/cpp/{s}" for s in SOURCES) + " " + " ".join(LIBS)
+    cflags, libs, _, _ = VARIANTS[variant]
+    return "gcc " + " ".join(cflags) + " " + " ".join(f"package/cpp/{s}" for s in SOURCES) + " " + " ".join(libs)

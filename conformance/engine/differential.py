@@ -44,7 +44,7 @@ from ..errors import (
 )
 from ..target import IN_SHARED_WORKER, selected_device
 from ..target_names import asserts_compiled_in, default_profile
-from . import isolate
+from . import isolate, sanitizer
 from .difference import describe
 from .plugins import enter_pristine_worker, make_target
 from .registry import CHECKS, Check, Recorder
@@ -290,7 +290,7 @@ def _ending_of(forked: isolate.Forked, limit: float, state: RunState) -> Outcome
         return Outcome(forked.reports, "abort", detail=forked.describe(), stderr=forked.stderr)
     if forked.status in ("signal", "exit"):
         how = ("was " if forked.status == "signal" else "") + forked.describe()
-        return Outcome(forked.reports, "crash", detail=how, stderr=forked.stderr)
+        return Outcome(forked.reports, "crash", detail=sanitizer.ending(forked.stderr, how), stderr=forked.stderr)
     return Outcome(forked.reports, "error", detail=forked.describe(), stderr=forked.stderr)
 
 
@@ -488,8 +488,8 @@ def describe_entry_logs(exp: tuple[str, ...], act: tuple[str, ...], context: int
 
 
 def _tail(text: str, lines: int = 8) -> str:
-    got = text.strip().splitlines()[-lines:]
-    return "stderr:\n  " + "\n  ".join(got) if got else "stderr: (empty)"
+    """The last lines of a worker's stderr, or the head of the sanitizer report it holds."""
+    return sanitizer.tail(text, lines)
 
 
 def reproducer(ex: Example, target_name: str, profile: Profile) -> str:

@@ -23,7 +23,7 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from ..errors import ErratumDifference, ExampleTimeout, HarnessFailed, MissingSymbol, RunInterrupted, Unsupported
 from ..errors import Terminated as _Terminated
-from . import after_ub, isolate, reach
+from . import after_ub, isolate, reach, sanitizer
 from .differential import EXAMPLE_FACTOR, GRACE, RunState, differential
 from .hangs import HUNG_WIDEN, HangWatch, ShortCalls
 from .limits import out_of_memory
@@ -235,8 +235,8 @@ def _in_worker(chk: Check, cfg: RunConfig, fork_each: bool, budget: float, calls
 
 
 def _tail(text: str, lines: int = 12) -> str:
-    got = text.strip().splitlines()[-lines:]
-    return "stderr:\n  " + "\n  ".join(got) if got else "stderr: (empty)"
+    """The last lines of a worker's stderr, or the head of the sanitizer report it holds."""
+    return sanitizer.tail(text, lines)
 
 
 def _ended(chk: Check, cfg: RunConfig, forked: isolate.Forked, seconds: float, calls: float) -> CheckResult:
@@ -251,10 +251,11 @@ def _ended(chk: Check, cfg: RunConfig, forked: isolate.Forked, seconds: float, c
         where = forked.where() or "(in no API call: in the suite's own code)"
         return CheckResult(chk.name, chk.clauses, "timeout", examples, f"{why}, {where}\n{_tail(forked.stderr)}", seconds)
     during = f" during {forked.beat}" if forked.beat else ""
-    how = ("was " if forked.status == "signal" else "") + forked.describe()
+    how = sanitizer.ending(forked.stderr, ("was " if forked.status == "signal" else "") + forked.describe())
     frames = [ln.strip() for ln in forked.traceback.splitlines() if ln.strip().startswith("File ")][:6]
     python = "\nPython stack (innermost first):\n  " + "\n  ".join(frames) if frames else ""
-    detail = f"the target {how} while running {chk.name}{during}\n{_tail(forked.stderr)}{python}"
+    detail = (f"the target {how} while running {chk.name} [{', '.join(chk.clauses)}]{during}\n"
+              f"{_tail(forked.stderr)}{python}")
     return CheckResult(chk.name, chk.clauses, "crash", examples, detail, seconds)
 
 
@@ -368,7 +369,7 @@ def load_target(cfg: RunConfig) -> CheckResult | None:
         status, how = "timeout", (f"it hung for {cfg.timeout:g} s {forked.where()}" if forked.call_stuck
                                   else f"it did not load within {2 * cfg.timeout:g} s {forked.where()}".strip())
     else:
-        status, how = "crash", forked.describe()
+        status, how = "crash", sanitizer.ending(forked.stderr, forked.describe())
     return CheckResult("(loading the target)", (), status, 0,
                        f"the target {cfg.target} could not be loaded: {how}\n{_tail(forked.stderr)}")
 

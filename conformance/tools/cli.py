@@ -24,12 +24,15 @@ from ..engine.results import (
     CheckResult,
 )
 from ..engine.runner import load_checks, print_progress
+from ..engine.sanitizer import KINDS as SANITIZE_KINDS
 from ..errors import RunInterrupted, TargetUnavailable, UsageError
 from ..names import clause_id, unknown_clause
 from ..names import target as resolve_target
 from ..reports import report
 from ..run.plan import Options, Plan, check_counts, make_plan, writable
 from ..target import DEVICE_ENV, DEVICES
+from ..target_names import SANITIZED
+from ..target_names import parse as parse_target
 
 EXIT_CODES = """exit codes:
   0  no clause failed, crashed or timed out (unsupported, xfail and uncovered
@@ -44,6 +47,8 @@ EXIT_CODES = """exit codes:
      address-space limit below 1 GiB (one line 'verdict: none: ...')
   130, 143  interrupted (SIGINT, SIGTERM): the reports hold what finished
 """
+
+SANITIZE_HELP = "ASan+UBSan: rc8-asan, or an external build made so"
 
 DOCS_URL_HELP = ("the docs site the HTML page's clause IDs link to, as URL/spec/tdata.html#TDATA-3 (default: "
                  "$GGSPEC_DOCS_URL, else this checkout's build/site/html if built)")
@@ -64,8 +69,10 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def _target_name(target: str, include: str | None, lib: str | None, prefix: str | None) -> str:
-    """`--target external --include DIR --lib FILE --prefix P` names an external build."""
+def _target_name(target: str, include: str | None, lib: str | None, prefix: str | None,
+                 sanitize: str | None = None) -> str:
+    """`--target external --include DIR --lib FILE --prefix P` names an external build;
+    `--sanitize address` turns rc8 into rc8-asan (an external build must have been built so)."""
     given = [o for o, v in (("include", include), ("lib", lib), ("prefix", prefix)) if v]
     if target == "external":
         if include is None or lib is None or prefix is None:
@@ -73,7 +80,47 @@ def _target_name(target: str, include: str | None, lib: str | None, prefix: str 
         return external_target_name(include, lib, prefix)
     if given:
         raise ValueError(f"--{given[0]} is for --target external only")
-    return resolve_target(str(target), TARGETS)
+    name = resolve_target(str(target), TARGETS)
+    if sanitize is not None:
+        if name in ("rc8", "rc8-asan"):
+            return "rc8-asan"
+        if parse_target(name).kind != "external":
+            raise ValueError(f"--sanitize {sanitize} is for rc8 (the target rc8-asan) and external builds "
+                             f"built with -fsanitize=address,undefined, not {name}")
+    return name
+
+
+def _needs_sanitizer(args: argparse.Namespace) -> bool:
+    """Whether the command's target is built with ASan (rc8-asan, or a build given with --sanitize)."""
+    target = getattr(args, "target", None)
+    if target is None or args.command not in ("check", "replay"):
+        return False
+    try:
+        name = _target_name(target, args.include, args.lib, args.prefix, getattr(args, "sanitize", None))
+    except ValueError:  # the command itself says so, in its one line
+        return False
+    if name in SANITIZED or getattr(args, "sanitize", None) is not None:
+        return True
+    from ..adapters.elfsyms import needs_libasan
+
+    tn = parse_target(name)  # an external build that needs libasan: the same, without --sanitize
+    return tn.kind == "external" and needs_libasan(tn.library)
+
+
+def _with_sanitizer_runtime(args: argparse.Namespace, argv: list[str] | None) -> None:
+    """A target built with ASan loads only where libasan was loaded first: the ggspec command
+    (argv None: the command line) runs itself again with it in LD_PRELOAD, once; an in-process
+    caller (argv given) gets the one line of sanitizer.require_runtime."""
+    from ..engine import sanitizer
+
+    if not _needs_sanitizer(args) or sanitizer.runtime_loaded():
+        return
+    if argv is not None or os.environ.get(sanitizer.REEXEC_ENV):
+        sanitizer.require_runtime(str(args.target))
+    env = sanitizer.reexec_environment(dict(os.environ))
+    print(f"ggspec {args.command}: the target is built with AddressSanitizer, whose runtime must be loaded first: "
+          f"running again with LD_PRELOAD={env['LD_PRELOAD'].split()[0]}", file=sys.stderr, flush=True)
+    os.execve(sys.executable, [sys.executable, "-m", "ggspec.conformance.tools.cli", *sys.argv[1:]], env)
 
 
 @contextlib.contextmanager
@@ -127,7 +174,8 @@ def _check(args: argparse.Namespace) -> int:
         if missing:
             _note(missing)
         plan = make_plan(Options(  # the options, as run/plan.py takes them
-            target=_target_name(args.target, args.include, args.lib, args.prefix), profile=args.profile, size=args.size,
+            target=_target_name(args.target, args.include, args.lib, args.prefix, args.sanitize), profile=args.profile,
+            size=args.size,
             max_examples=args.max_examples, seed=args.seed,
             derandomize=args.derandomize, select=tuple(args.select or ()), deselect=tuple(args.deselect or ()),
             changed=args.changed, shard=args.shard, known=args.known, no_known=args.no_known, baseline=args.baseline,
@@ -268,7 +316,7 @@ def _replay(args: argparse.Namespace) -> int:
     from .vectors import Vector
     from .vectors import main as replay_main
 
-    target = _target_name(args.target, args.include, args.lib, args.prefix)
+    target = _target_name(args.target, args.include, args.lib, args.prefix, args.sanitize)
     profile = Profile(args.profile) if args.profile else default_profile(target)
     Vector.load(args.vector)  # a bad file: one line, before a target is built
     return replay_main(args.vector, target, profile)
@@ -412,6 +460,7 @@ def main(argv: list[str] | None = None) -> int:
     ext.add_argument("--include", metavar="DIR", help="its headers: ggml.h, ggml-alloc.h, ggml-backend.h, ggml-backend-impl.h")
     ext.add_argument("--lib", metavar="FILE", help="its shared library")
     ext.add_argument("--prefix", metavar="PREFIX", help="its symbol prefix, e.g. ggml_ or wsp_ggml_")
+    chk.add_argument("--sanitize", choices=SANITIZE_KINDS, help=SANITIZE_HELP)
     chk.add_argument("--repro-dir", metavar="DIR",
                      help="where the run's files (C reproducers, vectors) go (default: $GGSPEC_REPRO_DIR, else "
                           "REPORT.files next to --json REPORT.json, else $GGSPEC_CACHE/runs/RUN)")
@@ -441,6 +490,7 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--profile", choices=[p.value for p in Profile], help="semantics to expect (default: the target's)")
     for option, meta in (("--include", "DIR"), ("--lib", "FILE"), ("--prefix", "PREFIX")):
         rep.add_argument(option, metavar=meta, help="an external build, as for check --target external")
+    rep.add_argument("--sanitize", choices=SANITIZE_KINDS, help=SANITIZE_HELP)
     rep.set_defaults(func=_replay)
     mrg = sub.add_parser("merge", help="join the JSON reports of the shards of one run (check --shard K/N) into one")
     mrg.add_argument("reports", nargs="+", metavar="REPORT.json", help="the shards' JSON reports")
@@ -467,6 +517,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     before = _settle_folders()
     try:
+        _with_sanitizer_runtime(args, argv)
         return int(args.func(args))
     except (ValueError, ImportError, TargetUnavailable) as exc:
         print(f"ggspec {args.command}: {str(exc).strip() or type(exc).__name__}", file=sys.stderr)

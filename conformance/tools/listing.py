@@ -61,6 +61,7 @@ _WHAT = {
     "native": "our clean-room C build (native/), the default",
     "rc8": "whisper.rn 0.4.0-rc.8, built as shipped (NDEBUG); npm",
     "rc8-asserts": "whisper.rn 0.4.0-rc.8 with its assert()s compiled in; npm",
+    "rc8-asan": "whisper.rn 0.4.0-rc.8 as shipped, with ASan and UBSan (libasan preloaded); npm",
 }
 
 #: the two target forms that take parts, and what the parts are
