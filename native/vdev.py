@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ggspec.reference.clauses import UsageError
-from ggspec.reference.vdev import VDevParams, check_name
+from ggspec.reference.vdev import VDevParams, check_absent, check_name
 
 from ._lib import SIZE_MAX, Backend, Buffer, BufferType, CData, arg, ffi, integer, lib, size_t
 
@@ -21,6 +21,7 @@ def vdev_init(params: VDevParams | None = None) -> Backend:
     if not isinstance(params.name, str):
         raise TypeError(f"name must be a str, got {type(params.name).__name__}")
     check_name(params.name)
+    check_absent(params)
     name = ffi.new("char[]", params.name.encode())
     mask = sum(1 << int(op) for op in params.ops)
     p = ffi.new("struct ggspec_vdev_params *", {
@@ -28,7 +29,7 @@ def vdev_init(params: VDevParams | None = None) -> Backend:
         "async_entries": bool(params.async_entries), "buffer_cpy_tensor": bool(params.buffer_cpy_tensor),
         "cpy_tensor_async": bool(params.cpy_tensor_async), "alloc_pad": params.alloc_pad,
         "ops_mask": [mask & (2**64 - 1), mask >> 64], "compute_fails": bool(params.compute_fails),
-        "base_offset": params.base_offset,
+        "base_offset": params.base_offset, "absent": params.absent_bits(),
     })
     b = Backend.wrap(lib.ggspec_vdev_init(p))
     if b is None:

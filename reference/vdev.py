@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .backend import Backend, BackendInterface
 from .buffer import Buffer, BufferInterface, BufferType, BufferTypeInterface, buffer_init
@@ -35,6 +35,14 @@ from .types import Op
 from .world import Region, World
 
 ALL_OPS: frozenset[Op] = frozenset(Op)
+
+#: the optional entries a device may lack one by one (`VDevParams.absent`), in the order of the
+#: bits of native/'s `struct ggspec_vdev_params.absent` (bit i: OPTIONAL_ENTRIES[i] is NULL). The
+#: backend's set_tensor_async and get_tensor_async (also both off with `async_entries`), its
+#: synchronize (only an eager device may lack it: a lazy one's queue would never run), and the
+#: buffers' reset and init_tensor. The other optional entries have switches of their own:
+#: `cpy_tensor_async`, `buffer_cpy_tensor`, `alloc_pad` (get_alloc_size).
+OPTIONAL_ENTRIES: tuple[str, ...] = ("set_tensor_async", "get_tensor_async", "synchronize", "reset", "init_tensor")
 
 #: the order of log entries among all devices (native/'s `log_serial`)
 _SERIAL = itertools.count()
@@ -53,6 +61,25 @@ def check_name(name: str) -> None:
     size = len(name.encode())
     if size > MAX_NAME:
         raise ValueError(f"a virtual device's name is at most {MAX_NAME} bytes in UTF-8, got {size}: {name[:20]!r}...")
+
+
+def check_absent(params: VDevParams) -> None:
+    """`absent` names optional entries only, and a lazy device keeps synchronize: ValueError
+    otherwise (the same in native/vdev.py; native/src/vdev.c refuses it with NULL and one line)."""
+    if not isinstance(params.absent, frozenset):
+        raise TypeError(f"absent must be a frozenset of entry names, got {type(params.absent).__name__}")
+    unknown = sorted(str(e) for e in params.absent if e not in OPTIONAL_ENTRIES)
+    if unknown:
+        raise ValueError(f"absent: no optional entry {', '.join(unknown)}; they are {', '.join(OPTIONAL_ENTRIES)}")
+    if params.lazy and "synchronize" in params.absent:
+        raise ValueError("a lazy device must have synchronize (its queue runs there): absent may not name it")
+
+
+def consistent(params: VDevParams) -> VDevParams:
+    """`params` with synchronize kept where the device is lazy (for strategies that fix `lazy`)."""
+    if params.lazy and "synchronize" in params.absent:
+        return replace(params, absent=params.absent - {"synchronize"})
+    return params
 
 
 @dataclass(frozen=True)
@@ -80,6 +107,18 @@ class VDevParams:
     #: computed), and the CPU code's compute-time asserts do not bind it (spec/core.md, "Devices
     #: with kernels of their own")
     kernels: Callable[[Tensor], bool] | None = None
+    #: optional entries the device lacks, each on its own (names from OPTIONAL_ENTRIES)
+    absent: frozenset[str] = frozenset()
+
+    def has(self, entry: str) -> bool:
+        """Whether the device has this optional entry (OPTIONAL_ENTRIES)."""
+        if entry in ("set_tensor_async", "get_tensor_async") and not self.async_entries:
+            return False
+        return entry not in self.absent
+
+    def absent_bits(self) -> int:
+        """`absent` as native/'s bit mask."""
+        return sum(1 << i for i, e in enumerate(OPTIONAL_ENTRIES) if e in self.absent)
 
     def __repr__(self) -> str:
         """Valid Python (with `from ggspec.reference.vdev import *`), so reproducers can be pasted."""
@@ -90,6 +129,7 @@ class VDevParams:
             f"cpy_tensor_async={self.cpy_tensor_async}, alloc_pad={self.alloc_pad}, ops={ops}"
             + (", compute_fails=True" if self.compute_fails else "")
             + (f", base_offset={self.base_offset}" if self.base_offset else "")
+            + (f", absent=frozenset({sorted(self.absent)!r})" if self.absent else "")
             + (f", kernels={self.kernels.__module__}.{self.kernels.__qualname__})" if self.kernels else ")")
         )
 
@@ -291,12 +331,12 @@ def _buft_alloc_buffer(buft: BufferType, size: int) -> Buffer:
         get_name=_buffer_name,
         free_buffer=_buffer_free,
         get_base=_buffer_get_base,
-        init_tensor=_buffer_init_tensor,
+        init_tensor=_buffer_init_tensor if device.params.has("init_tensor") else None,
         set_tensor=_buffer_set_tensor,
         get_tensor=_buffer_get_tensor,
         cpy_tensor=_buffer_cpy_tensor if device.params.buffer_cpy_tensor else None,
         clear=_buffer_clear,
-        reset=_buffer_reset,
+        reset=_buffer_reset if device.params.has("reset") else None,
     )
     device.n_buffers += 1
     return buffer_init(device.world, buft, iface, DeviceBuffer(device, region, device.n_buffers - 1, skip, size),
@@ -412,6 +452,7 @@ def vdev_init(world: World, params: VDevParams | None = None) -> Backend:
     if params.alignment < 1 or params.alloc_pad < 0 or params.base_offset < 0:
         raise ValueError(f"alignment must be >= 1 and alloc_pad >= 0, got {params}")
     check_name(params.name)
+    check_absent(params)
     device = Device(world, params)
     device.buft = BufferType(
         BufferTypeInterface(
@@ -431,10 +472,10 @@ def vdev_init(world: World, params: VDevParams | None = None) -> Backend:
             get_name=_backend_name,
             free=_backend_free,
             get_default_buffer_type=_backend_default_buffer_type,
-            set_tensor_async=_set_async if params.async_entries else None,
-            get_tensor_async=_get_async if params.async_entries else None,
+            set_tensor_async=_set_async if params.has("set_tensor_async") else None,
+            get_tensor_async=_get_async if params.has("get_tensor_async") else None,
             cpy_tensor_async=_cpy_async if params.cpy_tensor_async else None,
-            synchronize=_synchronize,
+            synchronize=_synchronize if params.has("synchronize") else None,
             supports_op=_supports_op,
             graph_plan_create=_graph_plan_create,
             graph_plan_free=_graph_plan_free,

@@ -16,6 +16,7 @@ from typing import Any
 
 from ggspec.reference.clauses import Profile
 from ggspec.reference.types import MAX_DIMS, Op
+from ggspec.reference.vdev import check_absent
 
 from ..engine.isolate import traced_call
 from ..errors import MissingSymbol, NeedsPristineProcess
@@ -362,6 +363,9 @@ class CApiTarget:
             p.compute_fails = True
         if params.base_offset:
             p.base_offset = params.base_offset
+        if params.absent:  # optional entries left NULL, one by one (reference/vdev.py OPTIONAL_ENTRIES)
+            check_absent(params)
+            p.absent = params.absent_bits()
         backend = self.fn_vdev("init")(p)
         if backend != self.ffi.NULL and hasattr(self.lib, "ggspec_vdev_log_len"):  # a shim with the entry log
             self._devices.append((params.name, self.lib.ggspec_vdev_buffer_type(backend)))

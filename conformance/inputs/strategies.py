@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ggspec.reference.types import MODELLED_TYPES, GGMLType, Op, blck_size, type_size
-from ggspec.reference.vdev import ALL_OPS
+from ggspec.reference.vdev import ALL_OPS, OPTIONAL_ENTRIES, consistent
 from hypothesis import strategies as st
 
 from ..target import VDevParams
@@ -121,6 +121,9 @@ def view_specs(draw: st.DrawFn, root: TensorSpec) -> ViewSpec:
     return ViewSpec(tuple(ne), tuple(nb), off * ts)
 
 
+#: optional entries a virtual device lacks, each on its own (VDevParams.absent)
+optional_entries_absent = st.frozensets(st.sampled_from(OPTIONAL_ENTRIES))
+
 vdev_params = st.builds(
     VDevParams,
     name=st.sampled_from(["VDEV", "Metal", "GPU0"]),
@@ -131,7 +134,10 @@ vdev_params = st.builds(
     cpy_tensor_async=st.booleans(),
     alloc_pad=st.sampled_from([0, 0, 64, 512]),
     ops=st.just(ALL_OPS),
-)
+    # each optional entry on its own (issue 30, class 4): set_async without get_async and the
+    # reverse, no synchronize (an eager device), no reset, no init_tensor; shrinks to all present
+    absent=optional_entries_absent,
+).map(consistent)
 
 placements = st.one_of(
     st.just(Placement("cpu")),
@@ -175,7 +181,7 @@ def ascii_names(min_size: int = 0, max_size: int = 40, exclude: str = "") -> st.
 
 def vdev_params_with(**fixed: object) -> st.SearchStrategy[VDevParams]:
     """`vdev_params` with some knobs fixed (e.g. `buffer_cpy_tensor=True`)."""
-    return vdev_params.map(lambda p: replace(p, **fixed))  # type: ignore[arg-type]
+    return vdev_params.map(lambda p: consistent(replace(p, **fixed)))  # type: ignore[arg-type]
 
 
 #: a virtual device that answers supports_op for a random set of ops (BACK-7)
@@ -480,7 +486,8 @@ def sched_devices(name: str, refuse: bool = True) -> st.SearchStrategy[VDevParam
         cpy_tensor_async=st.booleans().map(lambda b: not b),
         alloc_pad=st.sampled_from([0, 64, 512]),
         ops=sched_op_masks if refuse else st.just(ALL_OPS),
-    )
+        absent=optional_entries_absent,
+    ).map(consistent)
 
 
 @st.composite

@@ -42,12 +42,17 @@ _PLAIN = (int, float, str, bool, type(None))
 def _device_json(p: VDevParams) -> dict[str, Any]:
     d = asdict(p)
     d["ops"] = "all" if p.ops == ALL_OPS else sorted(o.name for o in p.ops)
+    if p.absent:
+        d["absent"] = sorted(p.absent)
+    else:
+        d.pop("absent", None)  # the optional entries are all there: vectors written before the knob read the same
     return d
 
 
 def _device_from(d: dict[str, Any]) -> VDevParams:
     ops = d.get("ops", "all")
-    return VDevParams(**{**d, "ops": ALL_OPS if ops == "all" else frozenset(Op[o] for o in ops)})
+    return VDevParams(**{**d, "ops": ALL_OPS if ops == "all" else frozenset(Op[o] for o in ops),
+                         "absent": frozenset(d.get("absent", ()))})
 
 
 @dataclass(frozen=True)

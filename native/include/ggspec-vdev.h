@@ -38,6 +38,9 @@ struct ggspec_vdev_params {
     uint64_t     ops_mask[2];       /* supports_op: bit `op` of this 128-bit mask */
     bool         compute_fails;     /* graph_compute computes, then returns false */
     size_t       base_offset;       /* a buffer's base lies this many bytes past a page boundary */
+    uint32_t     absent;            /* optional entries left NULL, one bit each: 1 set_tensor_async,
+                                       2 get_tensor_async, 4 synchronize (an eager device only),
+                                       8 the buffers' reset, 16 the buffers' init_tensor */
 };
 
 /* a new device with its own buffer type, and a backend for it */

@@ -94,6 +94,17 @@ struct vdev_device {
     struct vdev_device *           next;   /* the list of all devices */
 };
 
+/* the bits of ggspec_vdev_params.absent (reference/vdev.py OPTIONAL_ENTRIES, in this order) */
+enum {
+    VDEV_SET_ASYNC = 1u << 0, VDEV_GET_ASYNC = 1u << 1, VDEV_SYNCHRONIZE = 1u << 2, VDEV_RESET = 1u << 3,
+    VDEV_INIT_TENSOR = 1u << 4, VDEV_ALL_OPTIONAL = (1u << 5) - 1,
+};
+
+/* whether the device has this optional entry */
+static bool has(const struct vdev_device * dev, unsigned entry) {
+    return (dev->params.absent & entry) == 0;
+}
+
 struct vdev_buffer {
     struct vdev_device * dev;
     unsigned char *      storage;  /* the bytes */
@@ -395,12 +406,12 @@ static buffer_t vdev_buft_alloc_buffer(buft_t buft, size_t size) {
         .get_name    = vdev_buffer_name,
         .free_buffer = vdev_buffer_free,
         .get_base    = vdev_buffer_get_base,
-        .init_tensor = vdev_buffer_init_tensor,
+        .init_tensor = has(dev, VDEV_INIT_TENSOR) ? vdev_buffer_init_tensor : NULL,
         .set_tensor  = vdev_buffer_set_tensor,
         .get_tensor  = vdev_buffer_get_tensor,
         .cpy_tensor  = dev->params.buffer_cpy_tensor ? vdev_buffer_cpy_tensor : NULL,
         .clear       = vdev_buffer_clear,
-        .reset       = vdev_buffer_reset,
+        .reset       = has(dev, VDEV_RESET) ? vdev_buffer_reset : NULL,
     };
     return VD(backend_buffer_init)(buft, iface, vb, size);
 }
@@ -679,6 +690,11 @@ backend_t ggspec_vdev_init(const struct ggspec_vdev_params * p) {
         fprintf(stderr, "ggspec vdev: a device name of %zu bytes (at most %d): no device\n", len, VDEV_MAX_NAME);
         return NULL;
     }
+    if ((p->absent & ~(uint32_t)VDEV_ALL_OPTIONAL) != 0 || (p->lazy && (p->absent & VDEV_SYNCHRONIZE) != 0)) {
+        fprintf(stderr, "ggspec vdev: absent entries 0x%x: unknown bits, or a lazy device without synchronize: "
+                        "no device\n", (unsigned)p->absent);
+        return NULL;
+    }
     struct vdev_device * dev = calloc(1, sizeof(*dev));
     vdev_check(dev != NULL, "out of memory for a device");
 
@@ -712,10 +728,10 @@ backend_t ggspec_vdev_init(const struct ggspec_vdev_params * p) {
             .get_name                = vdev_backend_name,
             .free                    = vdev_backend_free,
             .get_default_buffer_type = vdev_backend_default_buffer_type,
-            .set_tensor_async        = p->async_entries ? vdev_backend_set_tensor_async : NULL,
-            .get_tensor_async        = p->async_entries ? vdev_backend_get_tensor_async : NULL,
+            .set_tensor_async        = p->async_entries && has(dev, VDEV_SET_ASYNC) ? vdev_backend_set_tensor_async : NULL,
+            .get_tensor_async        = p->async_entries && has(dev, VDEV_GET_ASYNC) ? vdev_backend_get_tensor_async : NULL,
             .cpy_tensor_async        = p->cpy_tensor_async ? vdev_cpy_tensor_async_entry : NULL,
-            .synchronize             = vdev_backend_synchronize,
+            .synchronize             = has(dev, VDEV_SYNCHRONIZE) ? vdev_backend_synchronize : NULL,
             .graph_plan_create       = vdev_backend_graph_plan_create,
             .graph_plan_free         = vdev_backend_graph_plan_free,
             .graph_plan_compute      = vdev_plan_compute_entry,

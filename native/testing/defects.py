@@ -92,6 +92,21 @@ DEFECTS: dict[str, Defect] = {
         "        dst->leafs[i] = src->leafs[i];\n",
         "graph_cpy copies as many leafs as the source has nodes: a graph with more leafs than nodes "
         "loses its last leafs in the copy (CORE-81)"),
+    # issue 30, class 4: one optional entry's fallback decided by another's
+    # (tests/checks/test_optional_entries.py)
+    "GGSPEC_DEFECT_GET_ASYNC_BY_SET": Defect(
+        "tdata.c",
+        "    if (backend->iface.get_tensor_async == NULL) {\n        ggspec_backend_tensor_get(",
+        "    if (backend->iface.set_tensor_async == NULL) { /* planted: the set entry decides */\n"
+        "        ggspec_backend_tensor_get(",
+        "get_async falls back to tensor_get when the backend lacks set_tensor_async, not get_tensor_async: "
+        "a device with only one of the two calls NULL or skips its entry (TDATA-13)"),
+    "GGSPEC_DEFECT_RESET_BY_INIT": Defect(
+        "buffer.c",
+        "    if (buffer->iface.reset != NULL) {\n",
+        "    if (buffer->iface.init_tensor != NULL) { /* planted: the init_tensor entry decides */\n",
+        "buffer_reset calls the reset entry when the buffer has init_tensor: a buffer with only one of "
+        "the two calls NULL or skips its reset (BUF-13)"),
 }
 
 
