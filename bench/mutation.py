@@ -1690,6 +1690,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                 mutants.sort(key=lambda m: float(str(old[m.ident].get("stage1_s") or 0)))
         else:
             mutants = planner.planned(args.seed, args.scale)
+            if args.file:  # only these files' share of the plan (the same draw as the whole plan's)
+                unknown = sorted(set(args.file) - set(planner.plan))
+                if unknown:
+                    raise UsageError(f"--file {', '.join(unknown)}: not in the plan ({', '.join(planner.plan)})")
+                mutants = [m for m in mutants if m.file in args.file]
         print(f"tree {commit}; objects compiled in {time.monotonic() - t0:.0f}s; {len(mutants)} mutants; "
               f"load {_loadavg()}", flush=True)
         stages = _stages(args)
@@ -1956,6 +1961,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--tree", default="HEAD", help="the commit whose sources and suite to use (a snapshot of it in "
                      "the temporary directory, so that work in progress in the checkout does not count)")
     run.add_argument("--rerun", type=Path, help="rerun only the survivors, timeouts and errors of this earlier results file")
+    run.add_argument("--file", action="append", help="only this planned file's mutants (repeatable)")
     lst = sub.add_parser("list", help="list mutants")
     lst.add_argument("which", choices=TARGETS)
     lst.add_argument("--operators", choices=("classic", "semantic"), default="classic")
