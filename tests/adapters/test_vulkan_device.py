@@ -151,6 +151,17 @@ def test_the_probe_asks_the_built_device(monkeypatch: pytest.MonkeyPatch, tmp_pa
     assert list(json.loads(cache.read_text(encoding="utf-8")).values()) == [got]
 
 
+def test_the_ci_selection_names_checks_that_exist() -> None:
+    """.ci/run's Vulkan step selects bench/vulkan_ci_checks.txt: every line a check of the suite
+    (a renamed check would leave CI's selection short without this)."""
+    from benchscripts import load_bench
+    from ggspec.conformance.engine.runner import load_checks
+
+    names = load_bench("vulkan_ci_select.py").read_list()
+    checks = load_checks()
+    assert len(names) >= 20 and [n for n in names if n not in checks] == []
+
+
 def test_the_real_device_on_lavapipe(monkeypatch: pytest.MonkeyPatch) -> None:
     """llama-cpp-python 0.2.38 built with its Vulkan backend: a plain device is upstream's Vulkan
     backend on the machine's driver. Its buffer `clear(0xA5)` fills words of 0x000000A5

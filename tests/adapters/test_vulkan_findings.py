@@ -139,3 +139,23 @@ def test_a_copy_between_vulkan_buffers_goes_the_right_way_from_0_2_56(version: s
         assert rc == 1 and "61 destination bytes lack the source's, 61 source bytes changed" in line, line
     else:
         assert rc == 0 and "0 destination bytes lack the source's, 0 source bytes changed" in line, line
+
+
+def test_the_scheduler_machine_meets_copy_6_on_the_vulkan_device() -> None:
+    """stateful.scheduler on 0.2.38 with the Vulkan device, seed 1 at ci size (40 examples): the
+    scheduler copies a split input out of a Vulkan buffer through the source buffer's cpy_tensor
+    (rc.8's erratum COPY-6, kept in 0.2.38), whose Vulkan entry reads the mock destination's extra
+    as its own: SIGSEGV under sched_graph_compute, in the same example every time."""
+    from ggspec.conformance.engine.results import RunConfig
+    from ggspec.conformance.engine.runner import load_checks, run_check
+    from ggspec.reference.clauses import Profile
+
+    name = "llama-cpp-python-0.2.38"
+    try:
+        prepare_target(name)
+    except CannotFetch as exc:
+        pytest.skip(f"{name} cannot be fetched here: {exc}")
+    vd.note_target(name)
+    cfg = RunConfig(name, Profile.FIXED, max_examples=40, seed=1, c_reproducers=False)
+    res = run_check(load_checks()["stateful.scheduler"], cfg)
+    assert res.status == "crash" and "SIGSEGV in ggml_backend_sched_graph_compute" in res.detail, res.detail
