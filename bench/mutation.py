@@ -1782,7 +1782,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         if args.file and m.file != args.file:
             continue
         excluded = "" if planner.in_plan(m) else "  (not in the plan: test instrumentation, or outside ggml.c's scope)"
-        print(f"{m.ident:22} {m.describe()}  [--select {' '.join(planner.selection(m))}]{excluded}")
+        print(f"{m.ident:22} {m.describe()}  [--select {' '.join(planner.selection(m)) or 'all'}]{excluded}")
     return 0
 
 
