@@ -120,7 +120,8 @@ def cpu_part(version: str) -> str:
             lines.append("flaky = true")
         lines.append("")
     for (kind, item), reason in extra.items():  # the device's own failures
-        lines += ["[[known]]", f"{kind} = {_toml(item)}", f"reason = {_toml(reason)}", f"targets = [{_toml(name)}]", ""]
+        lines += ["[[known]]", f"{kind} = {_toml(item)}", f"reason = {_toml(reason)}", f"targets = [{_toml(name)}]"]
+        lines += ["flaky = true", ""] if item in FLAKY else [""]
     made = {(k, e[k]) for e in src.get("known", []) for k in ("clause", "check", "area") if k in e}
     made |= set(VULKAN.get(version, {}))
     for e in kept(version, made):  # written into the file by hand, for this version only: kept as they are
@@ -200,6 +201,16 @@ def sched_copy_reason() -> str:
             "tests/adapters/test_vulkan_findings.py, which runs the check so")
 
 
+def budget_reason(v: str, dev: str) -> str:
+    return (f"{VULKAN_PREFIX} (llama-cpp-python {v}), not a defect: the check's 300 s budget (--check-budget) runs "
+            "out at ci size (40 examples) before any example is reported. Each of its examples is expected to abort "
+            "(a GGML_ASSERT of the scheduler), so it runs in a worker of its own, which starts the Vulkan device "
+            "again (a Vulkan instance does not cross a fork), and under the shared machine's load (10 to 19 on 2 "
+            f"cores) an example takes about 12 s: at dev size (10 examples, seed 1) the check passed on the device in "
+            f"{dev}. Alone under load 10 it timed out again at ci size. Flaky: it depends on the machine's load, not "
+            "on the seed; a check that finishes in its budget is judged as usual")
+
+
 def empty_clear_reason(v: str) -> str:
     return (f"{VULKAN_PREFIX}, a defect of the port (llama-cpp-python {v}; still in 0.2.78 and 0.2.79): "
             "stateful.lifecycle clears every buffer it makes, and its alloc_buffer rule may ask the device for 0 bytes "
@@ -210,6 +221,9 @@ def empty_clear_reason(v: str) -> str:
             "shown without ggspec by " + _DEFECTS + ": `empty` aborts there; pinned by "
             "tests/adapters/test_vulkan_findings.py (the machine's steps init_vdev plain, alloc_buffer 0)")
 
+
+#: the device's entries whose difference depends on the machine, not the seed (known.py: flaky)
+FLAKY = frozenset({"sched.buffer_no_backend_supports", "sched.foreign_backend"})
 
 #: version -> (kind, name) -> the device's reason: for a copied CPU entry, said beside its reason
 #: (the check fails on the mock for that one and on the device for this one); else a new entry
@@ -229,6 +243,8 @@ VULKAN: dict[str, dict[tuple[str, str], str]] = {
             "0.2.38", "backend.device_paths_on_the_plain_device"),
         ("check", "copy.copies_on_the_plain_device"): reversed_copy_reason(),
         ("check", "stateful.scheduler"): sched_copy_reason(),
+        ("check", "sched.buffer_no_backend_supports"): budget_reason("0.2.38", "125 s"),
+        ("check", "sched.foreign_backend"): budget_reason("0.2.38", "120 s"),
         ("check", "views.data_through_a_view_placed_elsewhere"): view_reason("0.2.38", (
             "still differs on 0.2.38, by the second defect of copies.copies_on_the_plain_device's entry, fixed in "
             "0.2.56: tensor_copy(view, other) between two Vulkan buffers copies the wrong way (buffer cpy_tensor "
@@ -259,6 +275,7 @@ VULKAN: dict[str, dict[tuple[str, str], str]] = {
             "0.2.56", "backend.device_paths_on_the_plain_device"),
         ("check", "copy.copies_on_the_plain_device"): paths_reason("0.2.56", "copy.copies_on_the_plain_device"),
         ("check", "views.data_through_a_view_placed_elsewhere"): view_reason("0.2.56"),
+        ("check", "sched.buffer_no_backend_supports"): budget_reason("0.2.56", "184 s"),
         ("check", "stateful.lifecycle"): empty_clear_reason("0.2.56"),
     },
     "0.2.78": {
