@@ -213,6 +213,14 @@ def budget_reason(v: str, dev: str) -> str:
             "its budget is judged as usual")
 
 
+def load_reason(v: str, passed: str) -> str:
+    return (f"{VULKAN_PREFIX} (llama-cpp-python {v}), a cost, not a defect found: the check's 300 s budget ran out "
+            f"in the ci run of seed 2 (.ci/run's Vulkan step, load 10 to 13 on the shared 2 cores), where the ci run "
+            f"of seed 1 passed it, all 40 examples, in {passed}. Its examples start the Vulkan device (on lavapipe "
+            "ggml_vk_init builds every pipeline on the CPU) and run the scheduler on it; the time is the machine's "
+            "load, not the seed. Flaky: a run that finishes in its budget is judged as usual")
+
+
 def empty_clear_reason(v: str) -> str:
     return (f"{VULKAN_PREFIX}, a defect of the port (llama-cpp-python {v}; still in 0.2.78 and 0.2.79): "
             "stateful.lifecycle clears every buffer it makes, and its alloc_buffer rule may ask the device for 0 bytes "
@@ -225,7 +233,8 @@ def empty_clear_reason(v: str) -> str:
 
 
 #: the device's entries whose difference depends on the machine, not the seed (known.py: flaky)
-FLAKY = frozenset({"sched.buffer_no_backend_supports", "sched.foreign_backend"})
+FLAKY = frozenset({"sched.buffer_no_backend_supports", "sched.foreign_backend", "sched.input_without_buffer",
+                   "sched.measure_twice"})
 
 #: version -> (kind, name) -> the device's reason: for a copied CPU entry, said beside its reason
 #: (the check fails on the mock for that one and on the device for this one); else a new entry
@@ -247,6 +256,8 @@ VULKAN: dict[str, dict[tuple[str, str], str]] = {
         ("check", "stateful.scheduler"): sched_copy_reason(),
         ("check", "sched.buffer_no_backend_supports"): budget_reason("0.2.38", "125 s"),
         ("check", "sched.foreign_backend"): budget_reason("0.2.38", "120 s"),
+        ("check", "sched.input_without_buffer"): load_reason("0.2.38", "199 s"),
+        ("check", "sched.measure_twice"): load_reason("0.2.38", "98 s"),
         ("check", "views.data_through_a_view_placed_elsewhere"): view_reason("0.2.38", (
             "still differs on 0.2.38, by the second defect of copies.copies_on_the_plain_device's entry, fixed in "
             "0.2.56: tensor_copy(view, other) between two Vulkan buffers copies the wrong way (buffer cpy_tensor "
