@@ -17,8 +17,8 @@ import pytest
 from ggspec.conformance.engine.registry import CHECKS
 from ggspec.conformance.engine.results import RunConfig
 from ggspec.conformance.engine.runner import load_checks, run_check
-from ggspec.native.build import build_variant
 from ggspec.reference.clauses import Profile
+from sched_defects import variant_target
 
 load_checks()
 
@@ -32,9 +32,7 @@ def _cfg(target: str, profile: Profile = Profile.FIXED) -> RunConfig:
 
 
 def test_leafs_copied_up_to_the_node_count_fail_the_copy_check(tmp_path: Path) -> None:
-    module = "ggspec_native_" + DEFINE.lower()
-    build_variant(module, str(tmp_path), defines=[DEFINE])
-    target = f"native:{tmp_path}:{module}"
+    target = variant_target(DEFINE, tmp_path)
     result = run_check(CHECKS[CHECK], _cfg(target))
     assert result.status in ("fail", "crash"), result.detail
     # the copy of 6 leafs and 3 nodes: its leaf list reads 3 entries the defect never wrote

@@ -21,8 +21,8 @@ import pytest
 from ggspec.conformance.engine.registry import CHECKS
 from ggspec.conformance.engine.results import RunConfig
 from ggspec.conformance.engine.runner import load_checks, run_check
-from ggspec.native.build import build_variant
 from ggspec.reference.clauses import Profile
+from sched_defects import variant_target
 
 load_checks()
 
@@ -41,9 +41,7 @@ def _cfg(target: str, profile: Profile = Profile.FIXED) -> RunConfig:
 
 @pytest.mark.parametrize("define", sorted(CAUGHT_BY))
 def test_the_defect_fails_its_check_and_only_it(define: str, tmp_path: Path) -> None:
-    module = "ggspec_native_" + define.lower()
-    build_variant(module, str(tmp_path), defines=[define])
-    target = f"native:{tmp_path}:{module}"
+    target = variant_target(define, tmp_path)
     failing, passing = CAUGHT_BY[define]
     result = run_check(CHECKS[failing], _cfg(target))
     assert result.status in ("fail", "crash"), f"{define} went unnoticed by {failing}: {result.detail}"

@@ -16,8 +16,8 @@ import pytest
 from ggspec.conformance.engine.registry import CHECKS
 from ggspec.conformance.engine.results import RunConfig
 from ggspec.conformance.engine.runner import load_checks, run_check
-from ggspec.native.build import build_variant
 from ggspec.reference.clauses import Profile
+from sched_defects import variant_target
 
 load_checks()
 
@@ -32,9 +32,7 @@ def _cfg(target: str, profile: Profile = Profile.FIXED) -> RunConfig:
 
 
 def test_a_name_cut_a_byte_early_fails_the_registry_check_only(tmp_path: Path) -> None:
-    module = "ggspec_native_" + DEFINE.lower()
-    build_variant(module, str(tmp_path), defines=[DEFINE])
-    target = f"native:{tmp_path}:{module}"
+    target = variant_target(DEFINE, tmp_path)
     result = run_check(CHECKS[REGISTRY], _cfg(target))
     assert result.status == "fail", result.detail
     assert "init from 127 bytes" in result.detail or "init from 128 bytes" in result.detail, result.detail

@@ -22,11 +22,11 @@ import pytest
 from ggspec.conformance.engine.registry import CHECKS
 from ggspec.conformance.engine.results import RunConfig
 from ggspec.conformance.engine.runner import load_checks, run_check
-from ggspec.native.build import build_variant
 from ggspec.reference.clauses import Profile
 from ggspec.reference.vdev import OPTIONAL_ENTRIES, VDevParams, consistent
 from ggspec.reference.world import World
 from hypothesis import strategies as st
+from sched_defects import variant_target
 
 load_checks()
 
@@ -57,10 +57,7 @@ def _together() -> Any:
 @pytest.fixture(scope="module", params=sorted(CAUGHT))
 def defect_target(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     define = str(request.param)
-    module = "ggspec_native_" + define.lower()
-    out = tmp_path_factory.mktemp(define.lower())
-    build_variant(module, str(out), defines=[define])
-    return define, f"native:{out}:{module}"
+    return define, variant_target(define, tmp_path_factory.mktemp(define.lower()))
 
 
 def test_the_defect_fails_the_check_on_one_entry_alone(defect_target: tuple[str, str]) -> None:
