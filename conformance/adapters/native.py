@@ -6,7 +6,6 @@ another build of native/, such as a sanitizer or defect variant.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from .capi import CApiTarget, python_init_fn
@@ -15,11 +14,13 @@ _bound: set[int] = set()
 
 
 def _load(module: str | None) -> tuple[Any, Any]:
+    """The module of a variant target (`native:DIR:MODULE`), else the one GGSPEC_NATIVE_MODULE
+    names, else the bundled build. A variant is named to load_lib, not put in the environment:
+    there it outlived the target, and every later `native` target of the process (a test file
+    run after one that made a defect variant) loaded the defective build."""
     from ggspec.native import load_lib
 
-    if module:
-        os.environ["GGSPEC_NATIVE_MODULE"] = module
-    ffi, lib = load_lib()
+    ffi, lib = load_lib(module or None)
     if id(ffi) not in _bound:  # give this module's extern "Python" init function its body
         ffi.def_extern(name="ggspec_py_init_fn")(python_init_fn)
         _bound.add(id(ffi))
