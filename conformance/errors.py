@@ -61,6 +61,12 @@ class TargetUnavailable(Exception):
     """The target cannot be built or loaded here (a tool, the network or a file is missing)."""
 
 
+class ContextsExhausted(Exception):
+    """The target's `ggml_init` returned NULL: every context slot of the library is taken. rc.8's
+    ggml.c keeps a fixed table of WSP_GGML_MAX_CONTEXTS (64) contexts for the whole process; each
+    C target holds two, and each scheduler that has split a graph one more, until freed."""
+
+
 class CannotFetch(TargetUnavailable):
     """The tool or the network that fetches an external target is missing (npm and the npm
     registry for rc8, pip and PyPI for the ggml-python builds): the one reason tests may skip

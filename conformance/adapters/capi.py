@@ -10,6 +10,8 @@ cffi arrays that this adapter keeps alive until `close()`.
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +21,7 @@ from ggspec.reference.types import MAX_DIMS, Op
 from ggspec.reference.vdev import check_absent
 
 from ..engine.isolate import traced_call
-from ..errors import MissingSymbol, NeedsPristineProcess
+from ..errors import ContextsExhausted, MissingSymbol, NeedsPristineProcess
 from ..target import OP_KINDS, GraphCopyResult, GraphInfo, SchedPlan, TensorInfo, VDevParams, device_labels, op_call
 
 CONTEXT_BYTES = 32 << 20
@@ -30,6 +32,14 @@ _SCHED_DEBUG_HOOKS = ("n_splits", "split_backend", "split_i_start", "split_i_end
                       "tensor_backend", "tensor_cause", "tensor_copy")
 
 
+def _free_contexts(free: Any, null: Any, contexts: list[Any]) -> None:
+    """A collected target's contexts, freed (weakref.finalize: never called after close())."""
+    for ctx in contexts:
+        if free is not None and ctx != null:
+            free(ctx)
+    contexts.clear()
+
+
 class CApiTarget:
     default_profile = Profile.FIXED
 
@@ -37,8 +47,14 @@ class CApiTarget:
         self.ffi, self.lib, self.p, self.name = ffi, lib, prefix, name
         self._keep: list[Any] = []
         self._eval_faults: list[str] = []  # what the eval callback's trampoline saw amiss (SCHED-24)
+        #: the two contexts, as the finalizer sees them: a target that is dropped without close()
+        #: gives them back when it is collected (rc.8 has 64 context slots for the whole process)
+        self._contexts: list[Any] = []
+        weakref.finalize(self, _free_contexts, getattr(lib, f"{prefix}free", None), ffi.NULL, self._contexts).atexit = False
         self.ctx = self._context(no_alloc=True)
+        self._contexts.append(self.ctx)
         self.host_ctx = self._context(no_alloc=False)
+        self._contexts.append(self.host_ctx)
         self.resettable_registry = hasattr(lib, f"{prefix}backend_reg_reset_for_tests")
         #: the backends each scheduler was made with (by address), for the public plan's indexes
         self._sched_backends: dict[int, list[Any]] = {}
@@ -60,14 +76,28 @@ class CApiTarget:
         params.mem_size = CONTEXT_BYTES
         params.mem_buffer = self.ffi.NULL
         params.no_alloc = no_alloc
-        return self.fn("init")(params[0])
+        return self._init(params)
+
+    def _init(self, params: Any) -> Any:
+        """`init`, refusing a NULL context (new_tensor would write through it). A target dropped
+        without close() often sits in a reference cycle (its wrapped entries point back at it), so
+        its contexts wait for the cycle collector: on NULL, collect once and try again."""
+        ctx = self.fn("init")(params[0])
+        if ctx == self.ffi.NULL:
+            gc.collect()
+            ctx = self.fn("init")(params[0])
+        if ctx == self.ffi.NULL:
+            raise ContextsExhausted(
+                f"{self.name}: {self.p}init returned NULL: no free context slot (rc.8's ggml.c has 64 for the "
+                "whole process; each target holds two until close(), each scheduler that split a graph one)")
+        return ctx
 
     def context_init(self, mem_size: int) -> None:
         params = self.ffi.new(f"struct {self.p}init_params *")
         params.mem_size = mem_size
         params.mem_buffer = self.ffi.NULL
         params.no_alloc = True
-        self.fn("free")(self.fn("init")(params[0]))
+        self.fn("free")(self._init(params))
 
     def context_rebuild(self) -> None:
         """Free the tensor context and make a new one in the same memory, as whisper.cpp builds
@@ -77,11 +107,12 @@ class CApiTarget:
         if static is None:
             static = self.__dict__["_static"] = self.ffi.new("char[]", CONTEXT_BYTES)
         self.fn("free")(self.ctx)
+        self.ctx = self._contexts[0] = self.ffi.NULL
         params = self.ffi.new(f"struct {self.p}init_params *")
         params.mem_size = CONTEXT_BYTES
         params.mem_buffer = static
         params.no_alloc = True
-        self.ctx = self.fn("init")(params[0])
+        self.ctx = self._contexts[0] = self._init(params)
 
     def close(self) -> None:
         """Free the contexts (tensor objects); buffers and backends are left to the process."""
@@ -89,6 +120,7 @@ class CApiTarget:
             if ctx != self.ffi.NULL:
                 self.fn("free")(ctx)
         self.ctx = self.host_ctx = self.ffi.NULL
+        self._contexts[:] = [self.ffi.NULL, self.ffi.NULL]
         self._keep.clear()
         if hasattr(self.lib, "ggspec_vdev_log_clear"):  # devices live on; their logs need not
             for _, buft in self._devices:
