@@ -249,37 +249,13 @@ def device_alignment(target_name: str) -> int | None:
     Asked in a child process (a device never starts in a process that forks examples), once per
     build of the library: kept in the process and in the cache folder (ALIGNMENT_FILE), so a
     run's workers do not start the device to ask again."""
-    import json
-    import subprocess
-    import sys
+    from .alignment_probe import probed_alignment
 
     lib = _built_library(target_name)
     if lib is None or vulkan_probe() is not None:
         return None
-    key = f"{lib}|{lib.stat().st_mtime_ns}"
-    if key in _ALIGNMENTS:
-        return _ALIGNMENTS[key]
-    path = alignment_cache()
-    try:
-        known = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        known = {}
-    if key not in known:
-        try:
-            out = subprocess.run([sys.executable, "-c", _ALIGNMENT_PROBE, str(lib)], capture_output=True, text=True,
-                                 timeout=120, check=False).stdout.split()
-        except (OSError, subprocess.SubprocessError):
-            out = []
-        known[key] = int(out[-1]) if out and out[-1].isdigit() and int(out[-1]) > 0 else None
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-            partial.write_text(json.dumps(known), encoding="utf-8")
-            os.replace(partial, path)
-        except OSError:
-            pass
-    _ALIGNMENTS[key] = known[key]
-    return _ALIGNMENTS[key]
+    return probed_alignment(f"{lib}|{lib.stat().st_mtime_ns}", alignment_cache(), _ALIGNMENTS, _ALIGNMENT_PROBE,
+                            [str(lib)], timeout=120)
 
 
 VULKAN = Shipped(

@@ -146,6 +146,11 @@ WEBGPU_SHAPE = VDevParams(name=WEBGPU_NAME, alignment=WEBGPU_ALIGNMENT, ops=WEBG
                           kernels=webgpu_supports_op)
 
 
+#: the child process that asks the WebGPU device for its alignment
+_ALIGNMENT_PROBE = ("from ggspec.native.webgpu import WebGPUUnavailable, webgpu_init\n"
+                    "from ggspec.native.backend import backend_get_alignment\n"
+                    "try:\n    print(backend_get_alignment(webgpu_init()))\n"
+                    "except WebGPUUnavailable:\n    print('none')\n")
 _ALIGNMENTS: dict[str, int | None] = {}
 
 
@@ -173,44 +178,16 @@ def device_alignment() -> int | None:
     there is no device. Probed in a child process (a device never starts in a process that forks
     examples), once per setting: kept in the process and in the cache folder
     (`webgpu-alignment.json`), so a run's workers do not start the device to ask again."""
-    import json
     import os
-    import subprocess
-    import sys
 
+    from .alignment_probe import probed_alignment
     from .external import cache_dir
 
     key = _probe_key()
     if key is None:
         return None
-    if key in _ALIGNMENTS:
-        return _ALIGNMENTS[key]
-    path = cache_dir() / "webgpu-alignment.json"
-    try:
-        known = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        known = {}
-    if key not in known:
-        code = ("from ggspec.native.webgpu import WebGPUUnavailable, webgpu_init\n"
-                "from ggspec.native.backend import backend_get_alignment\n"
-                "try:\n    print(backend_get_alignment(webgpu_init()))\n"
-                "except WebGPUUnavailable:\n    print('none')\n")
-        env = {k: v for k, v in os.environ.items() if k != "GGSPEC_DEVICE"}
-        try:
-            out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                                 env=env, check=False).stdout.split()
-        except (OSError, subprocess.SubprocessError):
-            out = []
-        known[key] = int(out[-1]) if out and out[-1].isdigit() else None
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-            partial.write_text(json.dumps(known), encoding="utf-8")
-            os.replace(partial, path)
-        except OSError:
-            pass
-    _ALIGNMENTS[key] = known[key]
-    return _ALIGNMENTS[key]
+    env = {k: v for k, v in os.environ.items() if k != "GGSPEC_DEVICE"}
+    return probed_alignment(key, cache_dir() / "webgpu-alignment.json", _ALIGNMENTS, _ALIGNMENT_PROBE, timeout=300, env=env)
 
 
 def webgpu_shape() -> VDevParams:
