@@ -44,7 +44,7 @@ from ggspec.reference.tensor import Tensor
 from ggspec.reference.types import GGMLType, Op, type_size
 from ggspec.reference.vdev import ALL_OPS, VDevParams
 
-from ..errors import DeviceRefused, MissingSymbol, MockOnly, NeedsDeviceWorker
+from ..errors import DeviceRefused, MissingSymbol, NeedsDeviceWorker
 from ..target import IN_SHARED_WORKER, Target
 from .webgpu_device import _WebGPUDevice, is_plain
 
@@ -297,6 +297,7 @@ class _ShippedDevice(_WebGPUDevice):
     def __init__(self, target: Any, shipped: Shipped) -> None:
         super().__init__(target)
         self.shipped = shipped
+        self.label = shipped.name
         self.of = target.name if self.is_c else os.environ.get(DEVICE_OF_ENV, "")
         shape = shape_of(shipped.name, self.of)
         self.shape = replace(shape) if shape is not None else None
@@ -343,52 +344,15 @@ class _ShippedDevice(_WebGPUDevice):
     def device_name(self) -> str:
         return self.shape.name if self.shape is not None else ""
 
-    def _is_webgpu_backend(self, backend: Any) -> bool:  # the shipped device's backend
-        return bool(self.used and self.shape is not None and self.target.backend_name(backend) == self.device_name)
-
-    def _is_device_buffer(self, buf: Any) -> bool:
-        return bool(self.used and self.shape is not None and self.target.buffer_name(buf) == self.device_name)
-
-    def pending(self, backend: Any) -> int:
-        if self._is_webgpu_backend(backend):
-            raise MockOnly(self.target.name, f"vdev_pending on the {self.shipped.name} device (the mock's counter)")
-        return int(self.vdev_pending(backend))
-
-    def counters(self, buf: Any) -> tuple[int, int]:
-        if self._is_device_buffer(buf):
-            raise MockOnly(self.target.name, f"vdev_counters on the {self.shipped.name} device (the mock's counters)")
-        result: tuple[int, int] = self.vdev_counters(buf)
-        return result
-
-    def bytes_of(self, buf: Any) -> bytes:
-        """Every byte of a buffer; of a device buffer (not host memory) through an I8 tensor over
-        the whole buffer and `tensor_get`."""
-        t = self.target
-        if not (self.is_c and self._is_device_buffer(buf)):
-            return bytes(self.buffer_bytes(buf))
-        size = int(t.buffer_get_size(buf))
-        if size == 0:
-            return b""
-        whole = t.new_tensor(int(GGMLType.I8), (size,), "device-buffer-bytes")
-        t.tensor_alloc(buf, whole, 0)
-        return bytes(t.tensor_get(whole, 0, size))
-
     def compute(self, backend: Any, graph: Any) -> bool:
         ok = bool(self.graph_compute(backend, graph))
-        on_device = self._is_webgpu_backend(backend)
+        on_device = self._is_device_backend(backend)
         if on_device and self.is_c:
             tally("computed" if ok else "refused")
         if not ok and on_device:
             raise DeviceRefused(self.target.name, f"graph_compute of this graph on the {self.shipped.name} device "
                                 "(an operation or layout its supports_op refuses)")
         return ok
-
-    def log(self) -> list[str]:
-        if self.used:
-            raise MissingSymbol(self.target.name, f"an entry log of the {self.shipped.name} device (only the mock "
-                                "keeps one)")
-        result: list[str] = self.vdev_log()
-        return result
 
 
 def shipped_by(target_name: str) -> list[str]:

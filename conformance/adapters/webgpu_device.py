@@ -202,7 +202,12 @@ def is_plain(params: VDevParams) -> bool:
 
 
 class _WebGPUDevice:
-    """The replaced entries of one target (one example)."""
+    """The replaced entries of one target (one example). vulkan_device._ShippedDevice is this for
+    a device the target ships: it changes `label`, `device_name`, the device `init` starts and
+    `compute` (which counts what ran on the device)."""
+
+    #: the device, as messages name it
+    label = "WebGPU"
 
     def __init__(self, target: Any) -> None:
         self.target = target
@@ -265,30 +270,38 @@ class _WebGPUDevice:
         if self.close_target is not None:
             self.close_target()
 
-    def _is_webgpu_backend(self, backend: Any) -> bool:
-        return bool(self.used and self.target.backend_name(backend) == WEBGPU_NAME)
+    @property
+    def device_name(self) -> str:
+        """The name of the device's backends and buffers ("": none can be made)."""
+        return WEBGPU_NAME
+
+    def _is_device_backend(self, backend: Any) -> bool:
+        return bool(self.used and self.device_name and self.target.backend_name(backend) == self.device_name)
+
+    def _is_device_buffer(self, buf: Any) -> bool:
+        return bool(self.used and self.device_name and self.target.buffer_name(buf) == self.device_name)
 
     def pending(self, backend: Any) -> int:
-        if self._is_webgpu_backend(backend):
-            raise MockOnly(self.target.name, "vdev_pending on the WebGPU device (the mock's counter)")
+        if self._is_device_backend(backend):
+            raise MockOnly(self.target.name, f"vdev_pending on the {self.label} device (the mock's counter)")
         return int(self.vdev_pending(backend))
 
     def counters(self, buf: Any) -> tuple[int, int]:
-        if self.used and self.target.buffer_name(buf) == WEBGPU_NAME:
-            raise MockOnly(self.target.name, "vdev_counters on the WebGPU device (the mock's counters)")
+        if self._is_device_buffer(buf):
+            raise MockOnly(self.target.name, f"vdev_counters on the {self.label} device (the mock's counters)")
         result: tuple[int, int] = self.vdev_counters(buf)
         return result
 
     def bytes_of(self, buf: Any) -> bytes:
-        """Every byte of a buffer; of a WebGPU buffer (which the mock's read hook cannot read)
-        through an I8 tensor over the whole buffer and `tensor_get`."""
+        """Every byte of a buffer; of a device buffer (not host memory, which the mock's read hook
+        reads) through an I8 tensor over the whole buffer and `tensor_get`."""
         t = self.target
-        if not (self.used and self.is_c and t.buffer_name(buf) == WEBGPU_NAME):
+        if not (self.is_c and self._is_device_buffer(buf)):
             return bytes(self.buffer_bytes(buf))
         size = int(t.buffer_get_size(buf))
         if size == 0:
             return b""
-        whole = t.new_tensor(int(GGMLType.I8), (size,), "webgpu-buffer-bytes")
+        whole = t.new_tensor(int(GGMLType.I8), (size,), "device-buffer-bytes")
         t.tensor_alloc(buf, whole, 0)
         return bytes(t.tensor_get(whole, 0, size))
 
@@ -297,14 +310,14 @@ class _WebGPUDevice:
         graph (an operation or layout webgpu.c does not implement, where the mock computes
         everything) is `DeviceRefused`."""
         ok = bool(self.graph_compute(backend, graph))
-        if not ok and self._is_webgpu_backend(backend):
+        if not ok and self._is_device_backend(backend):
             raise DeviceRefused(self.target.name, "graph_compute of this graph on the WebGPU device "
                                 "(an operation or layout it does not implement, docs/webgpu.md)")
         return ok
 
     def log(self) -> list[str]:
         if self.used:
-            raise MissingSymbol(self.target.name, "an entry log of the WebGPU device (only the mock keeps one)")
+            raise MissingSymbol(self.target.name, f"an entry log of the {self.label} device (only the mock keeps one)")
         result: list[str] = self.vdev_log()
         return result
 
