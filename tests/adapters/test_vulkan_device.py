@@ -124,15 +124,13 @@ def _vulkaninfo_alignment() -> int | None:
     return int(m.group(1), 0) if m else None
 
 
-def test_the_probe_asks_the_built_device(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """The probe starts the build's own device in a child process and asks its buffer type:
-    ggml-vulkan.cpp answers the driver's minStorageBufferOffsetAlignment, which vulkaninfo
-    reports independently (where it is installed); the answer is kept in the cache file."""
+def _built_for_the_device(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """Select the Vulkan device and build sdist `name` with its Vulkan backend; skip where the
+    backend cannot be built, there is no Vulkan device or the sdist cannot be fetched."""
     if vulkan_buildable() is not None:
         pytest.skip(f"the Vulkan backend cannot be built here: {vulkan_buildable()}")
     if vd.vulkan_probe() is not None:
         pytest.skip(f"no Vulkan device here: {vd.vulkan_probe()}")
-    name = "llama-cpp-python-0.2.38"
     monkeypatch.setenv(DEVICE_ENV, "vulkan")
     try:
         from ggspec.conformance.adapters import prepare_target
@@ -140,6 +138,14 @@ def test_the_probe_asks_the_built_device(monkeypatch: pytest.MonkeyPatch, tmp_pa
         prepare_target(name)
     except CannotFetch as exc:
         pytest.skip(f"{name} cannot be fetched here: {exc}")
+
+
+def test_the_probe_asks_the_built_device(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The probe starts the build's own device in a child process and asks its buffer type:
+    ggml-vulkan.cpp answers the driver's minStorageBufferOffsetAlignment, which vulkaninfo
+    reports independently (where it is installed); the answer is kept in the cache file."""
+    name = "llama-cpp-python-0.2.38"
+    _built_for_the_device(monkeypatch, name)
     cache = tmp_path / "alignment.json"
     monkeypatch.setattr(vd, "alignment_cache", lambda: cache)
     monkeypatch.setattr(vd, "_ALIGNMENTS", {})
@@ -169,21 +175,11 @@ def test_the_real_device_on_lavapipe(monkeypatch: pytest.MonkeyPatch) -> None:
     tdata.set_writes_the_range, which clears the buffer before writing a tensor, sees
     `a5 00 00 00` past the written range where the reference has `a5 a5 a5 a5` (BUF-9, pinned
     in the known-failures file): the device really ran the example."""
-    if vulkan_buildable() is not None:
-        pytest.skip(f"the Vulkan backend cannot be built here: {vulkan_buildable()}")
-    if vd.vulkan_probe() is not None:
-        pytest.skip(f"no Vulkan device here: {vd.vulkan_probe()}")
     from ggspec.conformance.engine.results import RunConfig
     from ggspec.conformance.engine.runner import load_checks, run_check
 
     name = "llama-cpp-python-0.2.38"
-    monkeypatch.setenv(DEVICE_ENV, "vulkan")
-    try:
-        from ggspec.conformance.adapters import prepare_target
-
-        prepare_target(name)
-    except CannotFetch as exc:
-        pytest.skip(f"{name} cannot be fetched here: {exc}")
+    _built_for_the_device(monkeypatch, name)
     checks = load_checks()
     cfg = RunConfig(name, Profile.FIXED, max_examples=3, seed=1, c_reproducers=False)
     res = run_check(checks["tdata.set_writes_the_range"], cfg)
