@@ -21,10 +21,9 @@ from ggspec.reference.types import GGMLType
 from hypothesis import strategies as st
 
 from ..engine.registry import Recorder, check, example
-from ..inputs.graphspec import GraphSpec, Leaf, Node, build
-from ..inputs.strategies import SchedGraph, SchedSetup
+from ..inputs.strategies import SchedSetup
 from ..target import Handle, Target, VDevParams
-from .sched import make_backends, measure, pin, plan
+from .sched import COPY_X, copy_x_named, make_backends, measure
 
 F32 = int(GGMLType.F32)
 #: the registry keeps 127 bytes of a name, a tensor 63
@@ -128,10 +127,6 @@ def derived_tensor_names_at_the_limit(t: Target, rec: Recorder, land: str) -> No
     rec("set_name", t.tensor_name(y))
 
 
-_COPY_SPEC = GraphSpec((Leaf("x", F32, (4, 2), 1, seed=4),), (Node("d", "scale", ("x",), (2.0,)),), ("d",))
-_COPY_GRAPH = SchedGraph(_COPY_SPEC, (("d", 0),))
-
-
 @example(land="limit-1", device="GPU0")
 @example(land="limit", device="GPU0")
 @example(land="past", device="GPU0")
@@ -151,14 +146,7 @@ def copies_named_at_the_limit(t: Target, rec: Recorder, land: str, device: str) 
     buft = t.backend_get_default_buffer_type(backends[0])
     rec("buffer type name", t.buft_name(buft))
     rec("buffer name", t.buffer_name(t.buft_alloc_buffer(buft, 64)))
-    run = measure(t, backends, _COPY_GRAPH)
-    c = build(t, _COPY_SPEC, backends, weights_apart=True)
+    run = measure(t, backends, COPY_X)
     prefix = len(device.encode()) + 1
-    x_name = _landing(TENSOR_KEPT, land, prefix=min(prefix, TENSOR_KEPT - 1))
-    t.set_name(c.tensors["x"], x_name)
-    rec("x's name", t.tensor_name(c.tensors["x"]))
-    pin(t, run.sched, c, _COPY_GRAPH.assign, backends)
-    t.sched_graph_compute(run.sched, c.graph)
-    run.built = c
-    rec("copies", plan(t, run).copies)
+    copy_x_named(t, rec, run, _landing(TENSOR_KEPT, land, prefix=min(prefix, TENSOR_KEPT - 1)))
     t.sched_free(run.sched)

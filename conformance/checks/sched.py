@@ -142,6 +142,24 @@ def plan(t: Target, run: Run) -> SchedPlan:
     return t.sched_plan(run.sched, run.computed.graph)
 
 
+#: input x read by node d, which is pinned to the first device: the scheduler copies x there, the
+#: copy named `DEVICE#x` (copy_x_named)
+COPY_X = SchedGraph(GraphSpec((Leaf("x", F32, (4, 2), 1, seed=4),), (Node("d", "scale", ("x",), (2.0,)),), ("d",)),
+                    (("d", 0),))
+
+
+def copy_x_named(t: Target, rec: Recorder, run: Run, name: str) -> Built:
+    """graph_compute on a second build of COPY_X whose x is named `name` (its name as read back
+    recorded), then the scheduler's copies recorded (the checks of names cut at 63 bytes)."""
+    def name_x(c: Built) -> None:
+        t.set_name(c.tensors["x"], name)
+        rec("x's name", t.tensor_name(c.tensors["x"]))
+
+    c = compute(t, run, COPY_X, before=name_x)
+    rec("copies", plan(t, run).copies)
+    return c
+
+
 def _decided_by(setup: SchedSetup, g: SchedGraph, passes: tuple[str, ...], profile: Profile) -> frozenset[str]:
     """The tensors (nodes and leafs) whose backend one of `passes` decides, by the spec: the
     reference model splits the graph (no compute) under the run's `profile` and reports each
@@ -1255,16 +1273,8 @@ def copies_of_inputs_with_long_names(t: Target, rec: Recorder, extra: int) -> No
     scheduler's copy, named `DEVICE#name` the same way, keeps the first 63 bytes of that
     (SCHED-19, CORE-80; deterministic)."""
     name = ("n" * 56 + "0123456789abcdefghijklmnopqrstuv")[: 63 + extra]
-    spec = GraphSpec((Leaf("x", F32, (4, 2), 1, seed=4),), (Node("d", "scale", ("x",), (2.0,)),), ("d",))
-    g = SchedGraph(spec, (("d", 0),))
     backends = make_backends(t, _one_device())
-    run = measure(t, backends, g)
-    c = build(t, spec, backends, weights_apart=True)
-    t.set_name(c.tensors["x"], name)
-    rec("x's name", t.tensor_name(c.tensors["x"]))
-    pin(t, run.sched, c, g.assign, backends)
-    t.sched_graph_compute(run.sched, c.graph)
-    run.built = c
-    rec("copies", plan(t, run).copies)
-    record_outputs(t, rec, spec, c, backends)
+    run = measure(t, backends, COPY_X)
+    c = copy_x_named(t, rec, run, name)
+    record_outputs(t, rec, COPY_X.spec, c, backends)
     t.sched_free(run.sched)
