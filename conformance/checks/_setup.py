@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ggspec.reference.clauses import Profile
 from ggspec.reference.types import GGMLType, Op, blck_size, type_size
@@ -80,6 +82,30 @@ def placed(t: Target, placement: Placement, spec: TensorSpec, slack: int = 0, na
     tensor = new_tensor(t, spec, name)
     t.tensor_alloc(buf, tensor, 0)
     return backend, buf, tensor
+
+
+class AsyncScene(NamedTuple):
+    """A placed tensor (`n` bytes) in a buffer cleared to one byte, and two host blocks of `n`
+    bytes for its async transfers: `src`, what a set_async sends, and `dst`, 0xee bytes where no
+    get_async has written."""
+
+    backend: Handle
+    buf: Handle
+    tensor: Handle
+    n: int
+    src: Handle
+    dst: Handle
+
+
+def async_scene(t: Target, placement: Placement, spec: TensorSpec, clear: int, data: Callable[[int], bytes]) -> AsyncScene:
+    """Place a tensor of `spec` (`placed`), clear its buffer to `clear`, and write `data(n)` to `src`."""
+    backend, buf, tensor = placed(t, placement, spec)
+    t.buffer_clear(buf, clear)
+    n = t.nbytes(tensor)
+    src, dst = t.host_alloc(n), t.host_alloc(n)
+    t.host_write(src, 0, data(n))
+    t.host_write(dst, 0, b"\xee" * n)
+    return AsyncScene(backend, buf, tensor, n, src, dst)
 
 
 def elements(spec: TensorSpec) -> int:

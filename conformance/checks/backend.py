@@ -26,7 +26,7 @@ from ..inputs.strategies import (
 from ..target import Target, VDevParams
 from ._device_cases import CASES, device_tensor, truth_of, two_plain_device_buffers
 from ._graphs import Oracle
-from ._setup import backend_for, fill, placed, run_profile
+from ._setup import async_scene, backend_for, fill, placed, run_profile
 
 named_placements = st.one_of(
     st.just(Placement("cpu")),
@@ -166,12 +166,7 @@ def synchronize_completes_pending_work(t: Target, rec: Recorder, device: VDevPar
     What happened before synchronize is the mock's to define (its `lazy` knob); of a real device
     (WebGPU under `--device webgpu`, which reads back at synchronize) the API promises only what
     holds after it, so there the host block before synchronize is not observable, on both sides."""
-    backend, buf, tensor = placed(t, Placement("vdev", device), spec)
-    t.buffer_clear(buf, 0x22)
-    n = t.nbytes(tensor)
-    src, dst = t.host_alloc(n), t.host_alloc(n)
-    t.host_write(src, 0, fill(n, seed))
-    t.host_write(dst, 0, b"\xee" * n)
+    backend, buf, tensor, n, src, dst = async_scene(t, Placement("vdev", device), spec, 0x22, lambda n: fill(n, seed))
     t.tensor_get_async(backend, tensor, dst, 0, 0, n)
     t.tensor_set_async(backend, tensor, src, 0, 0, n)
     pending = mock_reading(lambda: t.vdev_pending(backend))

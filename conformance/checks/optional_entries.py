@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from ..engine.registry import Recorder, Scenario, check, example, mock_reading
 from ..inputs.strategies import DEVICE_NAMES, Placement, TensorSpec, vdev_params
 from ..target import Target, VDevParams
-from ._setup import fill, new_tensor, placed
+from ._setup import async_scene, fill, new_tensor
 
 #: the tensor every example moves: 48 bytes, so that no alignment or padding hides an entry
 SPEC = TensorSpec(int(GGMLType.I8), (48,))
@@ -54,12 +54,7 @@ def each_fallback_alone(t: Target, rec: Recorder, device: VDevParams, seed: int)
     (COPY-10); buffer_reset calls reset or nothing (BUF-13). Recorded: what is pending after
     each call, the host block of the get, the tensor after the copy, the buffer after reset
     (deterministic: one example per entry)."""
-    backend, buf, tensor = placed(t, Placement("vdev", device), SPEC)
-    t.buffer_clear(buf, 0x11)
-    n = t.nbytes(tensor)
-    src, dst = t.host_alloc(n), t.host_alloc(n)
-    t.host_write(src, 0, fill(n, seed))
-    t.host_write(dst, 0, b"\xee" * n)
+    backend, buf, tensor, n, src, dst = async_scene(t, Placement("vdev", device), SPEC, 0x11, lambda n: fill(n, seed))
     t.tensor_set_async(backend, tensor, src, 0, 0, n)
     rec("pending after set_async", mock_reading(lambda: t.vdev_pending(backend)))
     t.tensor_get_async(backend, tensor, dst, 0, 8, n - 8)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from ..engine.registry import CHECKS, Recorder, Scenario, check, check_name, example, mock_reading
 from ..inputs.strategies import Placement, TensorSpec, ViewSpec, placements, tensor_specs
 from ..target import Handle, Target, VDevParams
-from ._setup import alloc_size, backend_for, placed, view_of
+from ._setup import alloc_size, async_scene, backend_for, placed, view_of
 
 ranges = st.tuples(st.integers(0, 1 << 16), st.integers(0, 1 << 16))
 
@@ -260,12 +260,7 @@ def get_async_past_the_edge(t: Target, rec: Recorder, placement: Placement, spec
 def async_round_trip(t: Target, rec: Recorder, placement: Placement, spec: TensorSpec, fill: bytes, reuse: bool) -> None:
     """set_async then get_async then synchronize: the data arrives, in submission order; with
     `reuse` the host source is overwritten before synchronize (a lazy device shows it)."""
-    backend, buf, tensor = placed(t, placement, spec)
-    t.buffer_clear(buf, 0)
-    n = t.nbytes(tensor)
-    src, dst = t.host_alloc(n), t.host_alloc(n)
-    t.host_write(src, 0, (fill * (n // len(fill) + 1))[:n])
-    t.host_write(dst, 0, b"\xee" * n)
+    backend, buf, tensor, n, src, dst = async_scene(t, placement, spec, 0, lambda n: (fill * (n // len(fill) + 1))[:n])
     t.tensor_set_async(backend, tensor, src, 0, 0, n)
     if reuse:
         t.host_write(src, 0, b"\x11" * n)
