@@ -310,12 +310,12 @@ def a_freed_range_joins_both_neighbours(t: Target, rec: Recorder, size: int) -> 
 
 
 def _free_in_order_then_place(t: Target, rec: Recorder, size: int, n: int, freed: tuple[int, ...],
-                              u_elems: int) -> tuple[list[Any], Any]:
+                              u_elems: int, record_nodes: bool = True) -> tuple[list[Any], Any]:
     """A `size`-byte host buffer (alignment 1) with t0 .. t(n-1) (16 F32 each) placed side by side
     by a tallocr; a graph whose nodes y_k = cont(t_k), for k in `freed` in that order, free them
     (the readers and q, u's source of `u_elems` F32, are placed in another buffer before), and
-    then u = cont(q) is placed by the graph allocator. Records the graph's node order; returns
-    (the t_k, u)."""
+    then u = cont(q) is placed by the graph allocator. Records the graph's node order (unless not
+    `record_nodes`); returns (the t_k, u)."""
     f32 = int(GGMLType.F32)
     cpu = t.cpu_init()
     talloc = t.tallocr_new(t.host_alloc(size), size, 1)
@@ -333,7 +333,8 @@ def _free_in_order_then_place(t: Target, rec: Recorder, size: int, n: int, freed
     g = t.new_graph(64)
     for x in (*readers, u):
         t.build_forward_expand(g, x)
-    rec("nodes", [t.tensor_name(x) for x in t.graph_nodes(g)])
+    if record_nodes:
+        rec("nodes", [t.tensor_name(x) for x in t.graph_nodes(g)])
     t.gallocr_alloc_graph(t.gallocr_new(), talloc, g)
     return ts, u
 
@@ -368,24 +369,7 @@ def rc8_takes_the_later_of_equal_ranges(t: Target, rec: Recorder, size: int) -> 
     recorded always; where (t0's or t2's old address) only under profile rc8, where rc.8's
     placement is the rule (ALLOC-27: rc.8 takes the later of two equally small ranges)
     (deterministic)."""
-    f32 = int(GGMLType.F32)
-    cpu = t.cpu_init()
-    talloc = t.tallocr_new(t.host_alloc(size), size, 1)
-    ts = [t.new_tensor(f32, (16,), f"t{i}") for i in range(4)]
-    for x in ts:
-        t.tallocr_alloc(talloc, x)
-    q = t.new_tensor(f32, (16,), "q")
-    readers = [t.op("cont", [ts[i]], []) for i in (0, 2)]
-    u = t.op("cont", [q], [])
-    elsewhere = t.backend_alloc_buffer(cpu, 64 * 3)
-    for i, (x, name) in enumerate(zip((*readers, q), ("y0", "y2", "q"), strict=True)):
-        t.set_name(x, name)
-        t.tensor_alloc(elsewhere, x, 64 * i)  # placed before: the walk leaves them alone
-    t.set_name(u, "u")
-    g = t.new_graph(64)
-    for x in (*readers, u):
-        t.build_forward_expand(g, x)
-    t.gallocr_alloc_graph(t.gallocr_new(), talloc, g)
+    ts, u = _free_in_order_then_place(t, rec, size, 4, (0, 2), 16, record_nodes=False)
     rec("u placed", t.tensor_data(u) is not None)
     if _claims_rc8_placement(t):
         rec("u at the old address of", [t.tensor_name(x) for x in ts if t.tensor_data(x) == t.tensor_data(u)])
