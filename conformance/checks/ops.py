@@ -161,6 +161,17 @@ def _shape_after(root_ne: Sequence[int], how: str, axes: tuple[int, int, int, in
     return f
 
 
+def _record_op_of_shaped(t: Target, rec: Recorder, op: str, params: Sequence[float], root: TensorSpec, how: str,
+                         memory: bool, name: str | None = None) -> None:
+    """`op` (with `params`) of operand a, shaped `how` from a root of spec `root` and named `name`
+    where one is given: the result recorded (`_record`) beside the root and a."""
+    r = _make(t, root.type, root.ne, "root", memory)
+    a = _shaped(t, r, how)
+    if name is not None:
+        t.set_name(a, name)
+    _record(t, rec, t.op(op, [a], params), {"root": r, "a": a})
+
+
 permutations = st.permutations([0, 1, 2, 3]).map(lambda p: (p[0], p[1], p[2], p[3]))
 
 
@@ -169,9 +180,7 @@ permutations = st.permutations([0, 1, 2, 3]).map(lambda p: (p[0], p[1], p[2], p[
 
 @check("CORE-16", root=tensor_specs(), how=st.sampled_from(HOWS), memory=st.booleans())
 def dup_makes_a_fresh_copy(t: Target, rec: Recorder, root: TensorSpec, how: str, memory: bool) -> None:
-    r = _make(t, root.type, root.ne, "root", memory)
-    a = _shaped(t, r, how if root.type in PLAIN else "root")
-    _record(t, rec, t.op("dup", [a], ()), {"root": r, "a": a})
+    _record_op_of_shaped(t, rec, "dup", (), root, how if root.type in PLAIN else "root", memory)
 
 
 @st.composite
@@ -297,10 +306,7 @@ def cpy_needs_equal_counts(t: Target, rec: Recorder, a: TensorSpec, extra: int) 
 @check("CORE-27", root=tensor_specs(type_=st.sampled_from(PLAIN)), how=st.sampled_from(HOWS), name=ascii_names(max_size=60),
        memory=st.booleans())
 def cont_makes_a_contiguous_copy(t: Target, rec: Recorder, root: TensorSpec, how: str, name: str, memory: bool) -> None:
-    r = _make(t, root.type, root.ne, "root", memory)
-    a = _shaped(t, r, how)
-    t.set_name(a, name)
-    _record(t, rec, t.op("cont", [a], ()), {"root": r, "a": a})
+    _record_op_of_shaped(t, rec, "cont", (), root, how, memory, name)
 
 
 @st.composite
@@ -389,10 +395,8 @@ def reshape_keeps_the_count(t: Target, rec: Recorder, a: TensorSpec, extra: int)
        name=ascii_names(max_size=60), memory=st.booleans())
 def permute_moves_dimensions(t: Target, rec: Recorder, root: TensorSpec, axes: tuple[int, int, int, int], how: str,
                              name: str, memory: bool) -> None:
-    r = _make(t, root.type, root.ne, "root", memory)
-    a = _shaped(t, r, how if root.type in PLAIN else "root")
-    t.set_name(a, name)
-    _record(t, rec, t.op("permute", [a], tuple(float(x) for x in axes)), {"root": r, "a": a})
+    _record_op_of_shaped(t, rec, "permute", tuple(float(x) for x in axes), root, how if root.type in PLAIN else "root",
+                         memory, name)
 
 
 @check("CORE-33", axis0=st.one_of(st.integers(-5, -1), st.integers(4, 9)), rest=permutations)
@@ -409,10 +413,7 @@ def permute_axes_distinct(t: Target, rec: Recorder, axes: tuple[int, int, int, i
 @check("CORE-35", root=tensor_specs(type_=st.sampled_from(PLAIN)), how=st.sampled_from(HOWS),
        name=ascii_names(max_size=60), memory=st.booleans())
 def transpose_swaps_two_dimensions(t: Target, rec: Recorder, root: TensorSpec, how: str, name: str, memory: bool) -> None:
-    r = _make(t, root.type, root.ne, "root", memory)
-    a = _shaped(t, r, how)
-    t.set_name(a, name)
-    _record(t, rec, t.op("transpose", [a], ()), {"root": r, "a": a})
+    _record_op_of_shaped(t, rec, "transpose", (), root, how, memory, name)
 
 
 # --- CORE-36 to CORE-39: GET_ROWS ------------------------------------------------------------------------
