@@ -18,15 +18,20 @@ even when that worker then crashes.
 from __future__ import annotations
 
 import mmap
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 
-class Record:
-    """The open record of this process (`RECORD`): the shared byte of the check being run, or None
-    outside a check."""
+class Record(threading.local):
+    """The open records of this thread (`RECORD`): the shared byte of each `watching()` still
+    open, outermost first; none outside a check. `run_check` opens one in the parent before the
+    check's worker forks, and the worker opens its own inside it: a mark goes to every open record,
+    so the parent still learns it when the check's worker crashes or hangs and returns nothing.
+    Per thread, since the runner runs several checks at once in threads of one process; a forked
+    worker keeps the records of the thread that forked it."""
 
-    page: mmap.mmap | None = None
+    pages: tuple[mmap.mmap, ...] = ()
 
 
 RECORD = Record()
@@ -34,17 +39,17 @@ RECORD = Record()
 
 def mark() -> None:
     """An example asked for a plain virtual device (a no-op outside a check)."""
-    if RECORD.page is not None:
-        RECORD.page[0] = 1
+    for page in RECORD.pages:
+        page[0] = 1
 
 
 @contextmanager
 def watching() -> Iterator[Callable[[], bool]]:
     """The record of one check: yields a function that says whether an example asked for a plain
     virtual device so far."""
-    saved, page = RECORD.page, mmap.mmap(-1, 1)  # anonymous and shared: forked workers write into it
-    RECORD.page = page
+    saved, page = RECORD.pages, mmap.mmap(-1, 1)  # anonymous and shared: forked workers write into it
+    RECORD.pages = (*saved, page)
     try:
         yield lambda: page[0] == 1
     finally:
-        RECORD.page = saved
+        RECORD.pages = saved

@@ -281,9 +281,17 @@ def run_check(chk: Check, cfg: RunConfig, call_timeout: float | None = None) -> 
     `cfg.check_budget`; a hang is the verdict `timeout`, naming the API call it is in. After a
     crash the check runs again with every example forked, so the crash is shrunk to an example
     with a reproducer (and blamed on an erratum where one explains it)."""
-    start = time.monotonic()
     calls = cfg.timeout if call_timeout is None else call_timeout
     _prepare(cfg.target)
+    with reach.watching() as reached:  # open before the worker forks: it survives the worker's crash
+        result = _forked_verdict(chk, cfg, calls)
+    result.reached_device = result.reached_device or reached()
+    return result
+
+
+def _forked_verdict(chk: Check, cfg: RunConfig, calls: float) -> CheckResult:
+    """run_check's body: the check in a worker, and again with every example forked after a crash."""
+    start = time.monotonic()
     forked = _in_worker(chk, cfg, False, cfg.check_budget, calls)
     if forked.status == "ok":
         result: CheckResult = forked.value

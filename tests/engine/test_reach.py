@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from ggspec.conformance.engine import reach
 from ggspec.conformance.engine.results import RunConfig
-from ggspec.conformance.engine.runner import load_checks, run_check_here
+from ggspec.conformance.engine.runner import load_checks, run_check, run_check_here
 from ggspec.reference.clauses import Profile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -44,6 +44,27 @@ def test_a_checks_result_says_whether_it_asked_for_a_plain_device(name: str, exp
     chk = load_checks()[name]
     res = run_check_here(chk, RunConfig("reference", Profile.FIXED, max_examples=3, seed=5, c_reproducers=False))
     assert res.status == "pass", res.detail
+    assert res.reached_device is expected
+
+
+@pytest.mark.parametrize(("fault", "status", "expected"), [
+    ("segfault@graph_compute", "crash", True),  # devices made, then the check's worker dies
+    ("hang@graph_compute", "timeout", True),  # devices made, then the worker hangs and is killed
+    ("segfault@init", "crash", False),  # the first context dies before any device is asked for
+])
+def test_a_check_whose_worker_dies_still_says_it_asked_for_a_device(fault_target: str, fault: str, status: str,
+                                                                     expected: bool,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scheduler state machine (one process for all its steps: nothing forks an example)
+    makes its plain devices at its first step. When its worker then crashes or hangs, no result
+    comes back from the worker; the record run_check opened before forking it still says a
+    device was asked for (before, such a verdict read `reached_device: false` and a crash seen on
+    the mock could be reused for another device)."""
+    monkeypatch.setenv("GGSPEC_FAULT", fault)
+    chk = load_checks()["stateful.scheduler"]
+    res = run_check(chk, RunConfig(fault_target, Profile.FIXED, max_examples=5, seed=3, timeout=5.0,
+                                   c_reproducers=False))
+    assert res.status == status, res.detail
     assert res.reached_device is expected
 
 
