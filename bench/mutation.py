@@ -207,33 +207,33 @@ _SWAP_AFTER = {")", ",", ";", "]", "?", ":", "<", "<=", ">", ">=", "==", "!=", "
 _ASSIGN = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="}
 
 
-def _match_back(toks: Sequence[Tok], i: int) -> int:
-    """Index of the bracket opening the one closing at `i`."""
-    close = toks[i].text
-    opening = "(" if close == ")" else "["
+def _match(toks: Sequence[Tok], i: int, step: int) -> int:
+    """Index of the bracket matching the one at `i`, searched forward (`step` 1, from `(` or `[`)
+    or back (`step` -1, from `)` or `]`); -1 where there is none."""
+    here = toks[i].text
+    if step > 0:
+        other = ")" if here == "(" else "]"
+    else:
+        other = "(" if here == ")" else "["
     level = 0
-    for j in range(i, -1, -1):
-        if toks[j].text == close:
+    for j in range(i, len(toks) if step > 0 else -1, step):
+        if toks[j].text == here:
             level += 1
-        elif toks[j].text == opening:
+        elif toks[j].text == other:
             level -= 1
             if level == 0:
                 return j
     return -1
+
+
+def _match_back(toks: Sequence[Tok], i: int) -> int:
+    """Index of the bracket opening the one closing at `i`."""
+    return _match(toks, i, -1)
 
 
 def _match_fwd(toks: Sequence[Tok], i: int) -> int:
-    opening = toks[i].text
-    close = ")" if opening == "(" else "]"
-    level = 0
-    for j in range(i, len(toks)):
-        if toks[j].text == opening:
-            level += 1
-        elif toks[j].text == close:
-            level -= 1
-            if level == 0:
-                return j
-    return -1
+    """Index of the bracket closing the one opening at `i`."""
+    return _match(toks, i, 1)
 
 
 def _operand_back(toks: Sequence[Tok], end: int) -> int:
