@@ -63,9 +63,15 @@ def check_name(name: str) -> None:
         raise ValueError(f"a virtual device's name is at most {MAX_NAME} bytes in UTF-8, got {size}: {name[:20]!r}...")
 
 
+def _is_params(params: object) -> None:
+    if not isinstance(params, VDevParams):
+        raise TypeError(f"params must be VDevParams, got {type(params).__name__}")
+
+
 def check_absent(params: VDevParams) -> None:
     """`absent` names optional entries only, and a lazy device keeps synchronize: ValueError
     otherwise (the same in native/vdev.py; native/src/vdev.c refuses it with NULL and one line)."""
+    _is_params(params)
     if not isinstance(params.absent, frozenset):
         raise TypeError(f"absent must be a frozenset of entry names, got {type(params.absent).__name__}")
     unknown = sorted(str(e) for e in params.absent if e not in OPTIONAL_ENTRIES)
@@ -77,6 +83,7 @@ def check_absent(params: VDevParams) -> None:
 
 def consistent(params: VDevParams) -> VDevParams:
     """`params` with synchronize kept where the device is lazy (for strategies that fix `lazy`)."""
+    _is_params(params)
     if params.lazy and "synchronize" in params.absent:
         return replace(params, absent=params.absent - {"synchronize"})
     return params
