@@ -276,14 +276,6 @@ VULKAN: dict[str, dict[tuple[str, str], str]] = {
     "0.2.56": {
         ("check", "backend.synchronize_completes_pending_work"): clear_reason("0.2.56"),
         ("check", "backend.supports_op_tells_the_truth"): cont_reason("0.2.56"),
-        ("check", "backend.three_buffers_on_the_plain_device"): (
-            f"{VULKAN_PREFIX} (llama-cpp-python 0.2.56): F32 MUL_MAT broadcast over dim 2, each operand in a buffer "
-            "of its own, is computed but every element is off by up to 2.6e-3 (6.048 for 6.045) where the F32 row of "
-            "spec/core.md's Tolerances allows 4.5e-5: the size of rounding an operand to F16 (the device converts "
-            "for its matmul shaders; bench/vulkan_speed.py sees 0.047 at 512 on 0.2.38). Either a defect of the port "
-            "(precision below F32's) or the F32 bound is too strict for a device that multiplies in F16: reported "
-            "to the lead, spec unchanged. ADD's broadcast (wrong in 0.2.38) is exact here. The check's explicit "
-            "example (seed=0) pins it: every seed"),
         ("check", "backend.device_paths_on_the_plain_device"): paths_reason(
             "0.2.56", "backend.device_paths_on_the_plain_device"),
         ("check", "copy.copies_on_the_plain_device"): paths_reason("0.2.56", "copy.copies_on_the_plain_device"),

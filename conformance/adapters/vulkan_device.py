@@ -46,7 +46,7 @@ from ggspec.reference.vdev import ALL_OPS, VDevParams
 
 from ..errors import DeviceRefused, MissingSymbol, NeedsDeviceWorker
 from ..target import IN_SHARED_WORKER, Target
-from .webgpu_device import _WebGPUDevice, is_plain
+from .webgpu_device import WEBGPU_NAME, _WebGPUDevice, is_plain
 
 #: the run's target, whose shipped device the reference is shaped after (inherited by workers)
 DEVICE_OF_ENV = "GGSPEC_DEVICE_OF"
@@ -267,6 +267,19 @@ VULKAN = Shipped(
 
 #: the devices targets ship, by `--device` name
 SHIPPED: dict[str, Shipped] = {VULKAN.name: VULKAN}
+
+
+def computes_with_kernels_of_its_own(t: Any, x: Any) -> bool:
+    """Whether tensor `x` of target `t` lives in a buffer of a device with kernels of its own:
+    the WebGPU device (`--device webgpu`) or a device the target ships (`--device vulkan`), by
+    the buffer's name, which is the device's shape's (spec/core.md, Devices with kernels of their
+    own). The mock and the CPU compute with the CPU code."""
+    view_src = t.tensor_view_src(x)
+    buf = t.tensor_buffer(x if view_src is None else view_src)
+    if buf is None:
+        return False
+    names = {WEBGPU_NAME} | {shape.name for d in SHIPPED.values() for shape in d.shapes.values()}
+    return str(t.buffer_name(buf)) in names
 
 
 def is_shipped(device: str) -> bool:

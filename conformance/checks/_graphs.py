@@ -32,7 +32,19 @@ from ggspec.reference.clauses import Profile
 from ggspec.reference.quants import QK, quantize_q8_0
 from ggspec.reference.types import GGMLType, Op, blck_size, type_size
 
-from ..engine.approx import Approx, U, decode, dequantized_blocks, mul_mat_atol, norm_atol, soft_max_tolerance, unary_tolerance
+from ..adapters.vulkan_device import computes_with_kernels_of_its_own
+from ..engine.approx import (
+    U16,
+    Approx,
+    U,
+    decode,
+    dequantized_blocks,
+    f16_operands_atol,
+    mul_mat_atol,
+    norm_atol,
+    soft_max_tolerance,
+    unary_tolerance,
+)
 from ..engine.registry import Recorder
 from ..inputs.graphspec import Built, GraphSpec, build, init_views, packed
 from ..target import Handle, Target, TensorInfo
@@ -152,9 +164,12 @@ class GraphRecorder:
     #: no longer read (observe passes the node along); kept for callers that still set it
     _node_of_mm: Handle = None
 
-    def __init__(self, t: Target) -> None:
+    def __init__(self, t: Target, f16_operands: bool | None = None) -> None:
         self.t = t
         self.roots: list[tuple[Handle, float]] = []  # (root tensor, err of its bytes)
+        #: whether an F32 MUL_MAT may have had its operands rounded to F16 (a device with kernels
+        #: of its own, spec/core.md); None: decided node by node from the buffer it lies in
+        self.f16_operands = f16_operands
 
     def _root(self, x: Handle) -> Handle:
         r = self.t.tensor_view_src(x)
@@ -305,6 +320,10 @@ class GraphRecorder:
             atol = mul_mat_atol(at, a.values, b_prime)
             conv = b.err + (2.0**-10 * _finite_max(bv) if at == GGMLType.F16 else 0.0) if b.err else 0.0
             what = "MUL_MAT: K·2u·Σ|a·b'| + 2^-126"
+            f16 = self.f16_operands
+            if at == GGMLType.F32 and (computes_with_kernels_of_its_own(t, node) if f16 is None else f16):
+                atol = atol * (1 + 4 * U16) + f16_operands_atol(a.values, b_prime)
+                what = "MUL_MAT: K·2u·Σ|a·b'| + 2^-126, operands rounded to F16 allowed (a device's kernels)"
         if a.err or b.err:
             atol = atol + k * (_finite_max(a.values) * conv + _finite_max(b_prime) * a.err + a.err * conv)
             atol = atol + 4 * U * np.abs(v.astype(np.float64))
@@ -504,7 +523,7 @@ class Oracle:
         minfo = model.tensor_info(mnode)
         if minfo.ne != info.ne or minfo.type != info.type:
             return f"off: the model's result is {minfo.type}{minfo.ne}, the target's {info.type}{info.ne}"
-        approx = GraphRecorder(model).observe(mnode)
+        approx = GraphRecorder(model, computes_with_kernels_of_its_own(t, node)).observe(mnode)
         got = raw(t, node)
         if approx is None:  # data movement: the same bytes
             want_b, got_b = logical_bytes(minfo, raw(model, mnode)), logical_bytes(info, got)

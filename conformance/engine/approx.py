@@ -13,7 +13,8 @@ Each side computes its own bound from the sources *it* read (the reference from 
 target from its own); taking the looser of the two keeps the comparison symmetric.
 
 The helpers below compute the bounds of the tolerance table: `mul_mat_atol` (F32 / F16 and
-Q4_0 / Q8_0 weights), `norm_atol`, `soft_max_tolerance`, `unary_tolerance`. `decode` turns a
+Q4_0 / Q8_0 weights; `f16_operands_atol`, what a device with kernels of its own may add to the
+F32 row), `norm_atol`, `soft_max_tolerance`, `unary_tolerance`. `decode` turns a
 tensor's bytes (as `tensor_get` returns them from its data, over `nbytes`) into its logical
 elements. Data-movement results (DUP, CPY, CONT, views) are compared as raw bytes by the
 checks, not through this module.
@@ -38,8 +39,8 @@ U16 = 2.0**-11
 #: the smallest normal F32
 TINY = 2.0**-126
 
-__all__ = ["Approx", "decode", "dequantized_blocks", "mul_mat_atol", "norm_atol", "soft_max_tolerance",
-           "unary_tolerance"]
+__all__ = ["Approx", "decode", "dequantized_blocks", "f16_operands_atol", "mul_mat_atol", "norm_atol",
+           "soft_max_tolerance", "unary_tolerance"]
 
 
 class Approx:
@@ -212,6 +213,22 @@ def mul_mat_atol(a_type: GGMLType, a: Array, b_prime: Array, a_blocks: tuple[Arr
     s = np.abs(np.einsum("xyinq,xyjnq->xyijn", qb4, qa4)).astype(np.float64)
     total_q: Array = np.einsum("xyijn,xyjn,xyin->xyij", s, da4, db4)
     return np.asarray((nblk + 2) * 2 * U * total_q, dtype=np.float64)
+
+
+def f16_operands_atol(a: Array, b_prime: Array) -> Array:
+    """The MUL_MAT row's allowance for a device with kernels of its own that rounds F32 operands
+    to F16 before multiplying (spec/core.md, Devices with kernels of their own), per result
+    element: `Σ_k (2u16 + u16²)·|a_k·b_k| + 2⁻²⁴·(|a_k| + |b_k|) + 2⁻⁵⁰`. Each operand within
+    F16's range is off by at most `u16·|x| + 2⁻²⁵` once rounded (2⁻²⁵: half of F16's subnormal
+    spacing), and a product of two such is off by the sum's terms. Shapes as `mul_mat_atol`."""
+    ne3, ne2 = b_prime.shape[0], b_prime.shape[1]
+    aa = _batched(np.abs(a.astype(np.float64)), ne3, ne2)
+    bb = np.abs(b_prime.astype(np.float64))
+    products: Array = np.einsum("xyik,xyjk->xyij", bb, aa)
+    a_sums = aa.sum(axis=-1)[:, :, None, :]  # (ne3, ne2, 1, ne1a): over k, for each row of a
+    b_sums = bb.sum(axis=-1)[:, :, :, None]  # (ne3, ne2, ne1, 1)
+    k = a.shape[-1]
+    return np.asarray((2 * U16 + U16 * U16) * products + 2.0**-24 * (a_sums + b_sums) + k * 2.0**-50, dtype=np.float64)
 
 
 def norm_atol(x: Array, dst: Array, eps: float) -> Array:

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from ggspec.conformance.adapters import make_target
 from ggspec.conformance.checks._graphs import Scene, record_graph, run_spec
-from ggspec.conformance.engine.approx import Approx, decode, mul_mat_atol
+from ggspec.conformance.engine.approx import Approx, decode, f16_operands_atol, mul_mat_atol
 from ggspec.conformance.engine.registry import CHECKS, Recorder
 from ggspec.conformance.engine.results import RunConfig
 from ggspec.conformance.engine.runner import load_checks, run_check, run_check_here
@@ -115,6 +115,56 @@ def test_approx_mul_mat_bound_is_the_tables() -> None:
     assert bound.shape == (1, 1, 2, 1)
     assert bound[0, 0, 0, 0] == pytest.approx(3 * 2 * u * 3.5 + 2.0**-126)
     assert bound[0, 0, 1, 0] == pytest.approx(3 * 2 * u * 5.0 + 2.0**-126)
+
+
+def _products(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """MUL_MAT's result (1, 1, rows of b, rows of a) in F32, products summed in index order."""
+    out = np.zeros((1, 1, b.shape[2], a.shape[2]), np.float32)
+    for i in range(b.shape[2]):
+        for j in range(a.shape[2]):
+            acc = np.float32(0.0)
+            for k in range(a.shape[3]):
+                acc = np.float32(acc + a[0, 0, j, k] * b[0, 0, i, k])
+            out[0, 0, i, j] = acc
+    return out
+
+
+@pytest.mark.parametrize("positive", [False, True])
+def test_f16_operands_are_within_the_device_allowance(positive: bool) -> None:
+    """spec/core.md, Devices with kernels of their own: an F32 MUL_MAT whose operands a device
+    rounds to F16 (as rc.8's Metal kernel_mul_mm stages its weights in half) is within the F32
+    row plus f16_operands_atol, and outside the F32 row alone; truncating the operands to
+    bfloat16 (8 significant bits) is outside even the allowance where the products share a sign
+    (the errors then add up instead of cancelling)."""
+    rng = np.random.default_rng(7)
+    lo = 0.0 if positive else -2.0
+    a = rng.uniform(lo, 2.0, (1, 1, 8, 64)).astype(np.float32)
+    b = rng.uniform(lo, 2.0, (1, 1, 4, 64)).astype(np.float32)
+    exact = a.astype(np.float64)[0, 0] @ b.astype(np.float64)[0, 0].T  # (rows of a, rows of b)
+    exact = exact.T[None, None]
+    f32_row = mul_mat_atol(GGMLType.F32, a, b)
+    allowed = f32_row * (1 + 4 * 2.0**-11) + f16_operands_atol(a, b)
+
+    def half(x: np.ndarray) -> np.ndarray:
+        return x.astype(np.float16).astype(np.float32)
+
+    def bf16(x: np.ndarray) -> np.ndarray:
+        return (x.view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)
+
+    assert np.all(np.abs(_products(a, b) - exact) <= f32_row)
+    rounded = np.abs(_products(half(a), half(b)) - exact)
+    assert np.all(rounded <= allowed)
+    assert np.any(rounded > f32_row)  # the F32 row alone would fail such a device
+    if positive:
+        assert np.all(np.abs(_products(bf16(a), bf16(b)) - exact) > allowed)
+
+
+def test_f16_operands_atol_is_the_formula() -> None:
+    a = np.array([[[[1.0, -2.0, 4.0]]]], np.float32)
+    b = np.array([[[[0.5, 0.5, 0.5]]]], np.float32)
+    u16 = 2.0**-11
+    want = (2 * u16 + u16 * u16) * 3.5 + 2.0**-24 * (7.0 + 1.5) + 3 * 2.0**-50
+    assert f16_operands_atol(a, b)[0, 0, 0, 0] == pytest.approx(want)
 
 
 def test_decode_follows_strides() -> None:
