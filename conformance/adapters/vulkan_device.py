@@ -45,7 +45,7 @@ from ggspec.reference.types import GGMLType, Op, type_size
 from ggspec.reference.vdev import ALL_OPS, VDevParams
 
 from ..errors import DeviceRefused, MissingSymbol, NeedsDeviceWorker
-from ..target import IN_SHARED_WORKER, Target
+from ..target import IN_SHARED_WORKER, Target, selected_device
 from .webgpu_device import WEBGPU_NAME, _WebGPUDevice, is_plain
 
 #: the run's target, whose shipped device the reference is shaped after (inherited by workers)
@@ -273,7 +273,11 @@ def computes_with_kernels_of_its_own(t: Any, x: Any) -> bool:
     """Whether tensor `x` of target `t` lives in a buffer of a device with kernels of its own:
     the WebGPU device (`--device webgpu`) or a device the target ships (`--device vulkan`), by
     the buffer's name, which is the device's shape's (spec/core.md, Devices with kernels of their
-    own). The mock and the CPU compute with the CPU code."""
+    own). The mock and the CPU compute with the CPU code: without `--device webgpu` or a shipped
+    device, False without asking the target anything (an old build may lack buffer_name)."""
+    device = selected_device()
+    if device != "webgpu" and not is_shipped(device):
+        return False
     view_src = t.tensor_view_src(x)
     buf = t.tensor_buffer(x if view_src is None else view_src)
     if buf is None:
