@@ -17,6 +17,9 @@
  *          #N     from the Nth call at POINT on, counted in the process (hang@graph_compute#3:
  *                 a target that works for two computes, then never returns)
  *          /N     one call in N, at random (corrupt@tensor_get/50: a flaky target)
+ *          =N     the Nth call in the process alone (corrupt@tensor_get=1: a target that misreads
+ *                 once in each check's worker, so the failing example passes when replayed:
+ *                 a flaky target, deterministically)
  *
  * Without the variable, or for another point, the variant behaves as the default build.
  */
@@ -60,6 +63,7 @@ static inline bool ggspec_fault_is(const char * kind, const char * point, unsign
         case '\0': return true;
         case '#': return calls >= k;
         case '/': return k > 0 && ggspec_fault_random() % k == 0;
+        case '=': return calls == k;
         default: return false;
     }
 }
