@@ -151,6 +151,17 @@ def cont_reason(v: str) -> str:
             "pins it: every seed")
 
 
+def rows_reason(v: str, line: str) -> str:
+    return (f"{VULKAN_PREFIX}, a defect of the port (llama-cpp-python {v}; not judged on 0.2.78, which lacks "
+            "view_init): supports_op answers true for MUL of any layout (ADD, SCALE, NORM and SOFT_MAX too: the list "
+            "of operations accepted unconditionally), but ggml_vk_op_f32, which computes them all, asserts "
+            f"'op == GGML_OP_CPY || ggml_vk_dim01_contiguous(src0)' (ggml-vulkan.cpp:{line}): a source whose rows are "
+            "not adjacent (every other row of a root, a view CORE-56 allows: elements adjacent) aborts graph_compute, "
+            "even with one row. supports_op does not tell the truth (BACK-15), seen as CORE-57. Drawn at ci size, "
+            "seed 1 (case 'rows', shape (1, 1, 1), on the plain device); pinned by tests/adapters/test_vulkan_findings.py "
+            "(that example replayed)")
+
+
 def broadcast_reason(v: str, what: str) -> str:
     return (f"{VULKAN_PREFIX}, a defect of the port (llama-cpp-python {v}): {what} computed on the device with "
             "each operand in a buffer of its own is off by whole values (BACK-15's device paths; upstream's own "
@@ -241,6 +252,7 @@ FLAKY = frozenset({"sched.buffer_no_backend_supports", "sched.foreign_backend", 
 VULKAN: dict[str, dict[tuple[str, str], str]] = {
     "0.2.38": {
         ("check", "backend.synchronize_completes_pending_work"): clear_reason("0.2.38"),
+        ("check", "ops.mul_computes"): rows_reason("0.2.38", "2785"),
         ("check", "sched.allocation_graph"): mul_mat_reason("0.2.38", ""),
         ("check", "sched.cpu_first_device_last"): mul_mat_reason("0.2.38", " (here the n2 node)"),
         **{("check", c): empty_buffer_reason("0.2.38") for c in (
@@ -276,6 +288,7 @@ VULKAN: dict[str, dict[tuple[str, str], str]] = {
     "0.2.56": {
         ("check", "backend.synchronize_completes_pending_work"): clear_reason("0.2.56"),
         ("check", "backend.supports_op_tells_the_truth"): cont_reason("0.2.56"),
+        ("check", "ops.mul_computes"): rows_reason("0.2.56", "3172"),
         ("check", "backend.device_paths_on_the_plain_device"): paths_reason(
             "0.2.56", "backend.device_paths_on_the_plain_device"),
         ("check", "copy.copies_on_the_plain_device"): paths_reason("0.2.56", "copy.copies_on_the_plain_device"),

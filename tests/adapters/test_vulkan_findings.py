@@ -18,10 +18,10 @@ from ggspec.conformance.adapters import vulkan_device as vd
 from ggspec.conformance.adapters.ggml_python import CannotFetch, vulkan_buildable
 from ggspec.conformance.errors import ReplayFailed
 from ggspec.conformance.inputs.graphspec import GraphSpec, Leaf, Node
-from ggspec.conformance.inputs.strategies import SchedCase, SchedGraph, SchedSetup, TensorSpec
+from ggspec.conformance.inputs.strategies import Placement, SchedCase, SchedGraph, SchedSetup, TensorSpec
 from ggspec.conformance.target import DEVICE_ENV
 from ggspec.conformance.tools.replay import replay
-from ggspec.reference.vdev import VDevParams
+from ggspec.reference.vdev import ALL_OPS, VDevParams
 
 _PLAIN = VDevParams(name="GPU0")
 
@@ -53,6 +53,12 @@ FINDINGS = [
     ("0.2.78", "backend.device_paths_on_the_plain_device", {"shift": 1, "seed": 0}, "target    11 00 00 00 11 00 00 00"),
     ("0.2.38", "copy.copies_on_the_plain_device", {"shift": 1, "seed": 0}, "target    11 00 00 00 11 00 00 00"),
     ("0.2.56", "copy.copies_on_the_plain_device", {"shift": 1, "seed": 0}, "target    11 00 00 00 11 00 00 00"),
+    # MUL of a source whose rows are not adjacent: claimed by supports_op, then an assert (ci size, seed 1)
+    *((v, "ops.mul_computes", {"case": (0, 0, (1, 1, 1), (1, 1, 1), "rows", "root"),
+                               "where": Placement(kind="vdev", vdev=VDevParams(
+                                   name="VDEV", alignment=32, lazy=False, async_entries=True, buffer_cpy_tensor=True,
+                                   cpy_tensor_async=True, alloc_pad=0, ops=ALL_OPS)),
+                               "seed": 0, "spread": 0}, "ggml_vk_dim01_contiguous(src0)") for v in ("0.2.38", "0.2.56")),
 ]
 
 
