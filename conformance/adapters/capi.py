@@ -37,7 +37,6 @@ def _free_contexts(free: Any, null: Any, contexts: list[Any]) -> None:
     for ctx in contexts:
         if free is not None and ctx != null:
             free(ctx)
-    contexts.clear()
 
 
 class CApiTarget:
@@ -47,19 +46,35 @@ class CApiTarget:
         self.ffi, self.lib, self.p, self.name = ffi, lib, prefix, name
         self._keep: list[Any] = []
         self._eval_faults: list[str] = []  # what the eval callback's trampoline saw amiss (SCHED-24)
-        #: the two contexts, as the finalizer sees them: a target that is dropped without close()
+        #: [ctx, host_ctx], the list the finalizer frees: a target that is dropped without close()
         #: gives them back when it is collected (rc.8 has 64 context slots for the whole process)
-        self._contexts: list[Any] = []
+        self._contexts: list[Any] = [ffi.NULL, ffi.NULL]
         weakref.finalize(self, _free_contexts, getattr(lib, f"{prefix}free", None), ffi.NULL, self._contexts).atexit = False
         self.ctx = self._context(no_alloc=True)
-        self._contexts.append(self.ctx)
         self.host_ctx = self._context(no_alloc=False)
-        self._contexts.append(self.host_ctx)
         self.resettable_registry = hasattr(lib, f"{prefix}backend_reg_reset_for_tests")
         #: the backends each scheduler was made with (by address), for the public plan's indexes
         self._sched_backends: dict[int, list[Any]] = {}
         #: (name, buffer type) of every virtual device this target made, for vdev_log
         self._devices: list[tuple[str, Any]] = []
+
+    @property
+    def ctx(self) -> Any:
+        """The tensor context (no_alloc): `_contexts[0]`."""
+        return self._contexts[0]
+
+    @ctx.setter
+    def ctx(self, value: Any) -> None:
+        self._contexts[0] = value
+
+    @property
+    def host_ctx(self) -> Any:
+        """The context of host tensors (allocated): `_contexts[1]`."""
+        return self._contexts[1]
+
+    @host_ctx.setter
+    def host_ctx(self, value: Any) -> None:
+        self._contexts[1] = value
 
     # plumbing ------------------------------------------------------------------------------
 
@@ -107,12 +122,12 @@ class CApiTarget:
         if static is None:
             static = self.__dict__["_static"] = self.ffi.new("char[]", CONTEXT_BYTES)
         self.fn("free")(self.ctx)
-        self.ctx = self._contexts[0] = self.ffi.NULL
+        self.ctx = self.ffi.NULL
         params = self.ffi.new(f"struct {self.p}init_params *")
         params.mem_size = CONTEXT_BYTES
         params.mem_buffer = static
         params.no_alloc = True
-        self.ctx = self._contexts[0] = self._init(params)
+        self.ctx = self._init(params)
 
     def close(self) -> None:
         """Free the contexts (tensor objects); buffers and backends are left to the process."""
@@ -120,7 +135,6 @@ class CApiTarget:
             if ctx != self.ffi.NULL:
                 self.fn("free")(ctx)
         self.ctx = self.host_ctx = self.ffi.NULL
-        self._contexts[:] = [self.ffi.NULL, self.ffi.NULL]
         self._keep.clear()
         if hasattr(self.lib, "ggspec_vdev_log_clear"):  # devices live on; their logs need not
             for _, buft in self._devices:
