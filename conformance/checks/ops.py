@@ -828,9 +828,13 @@ def mul_needs_f32_b(t: Target, rec: Recorder, ne: tuple[int, int], a_type: int, 
     scene.run([t.op("mul", [a, b], ())])
 
 
+@example(a=TensorSpec(F32, (10, 10, 10, 10)), s=2.0, where=Placement("vdev", VDevParams()), seed=0, spread=0)
 @check("CORE-59", a=tensor_specs(type_=st.just(F32)), s=st.floats(-1e4, 1e4, width=32), where=placements, seed=seeds,
        spread=st.integers(0, 8))
 def scale_computes(t: Target, rec: Recorder, a: TensorSpec, s: float, where: Placement, seed: int, spread: int) -> None:
+    """The explicit example is upstream test-backend-ops' own SCALE case (ne [10, 10, 10, 10],
+    scale 2) on the plain device (Vulkan or WebGPU under `--device`), so every run computes SCALE
+    on the device: drawn placements reach it in a few examples only."""
     scene, (x,) = _scene(t, where, (F32, a.ne, payload(F32, a.ne, seed, spread)))
     _compute(t, rec, scene, [t.op("scale", [x], (s,))])
 

@@ -59,6 +59,9 @@ FINDINGS = [
                                    name="VDEV", alignment=32, lazy=False, async_entries=True, buffer_cpy_tensor=True,
                                    cpy_tensor_async=True, alloc_pad=0, ops=ALL_OPS)),
                                "seed": 0, "spread": 0}, "ggml_vk_dim01_contiguous(src0)") for v in ("0.2.38", "0.2.56")),
+    ("0.2.56", "ops.scale_computes", {"a": TensorSpec(type=0, ne=(10, 10, 10, 10)), "s": 2.0,
+                                      "where": Placement(kind="vdev", vdev=VDevParams()), "seed": 0, "spread": 0},
+     "10000 of 10000 element(s) out of tolerance"),
 ]
 
 
