@@ -10,6 +10,13 @@ to find), into `<cache>/<target>/upstream-ops/` (outside the repository; ggspec'
 library, whose C sources are compiled without it, is left as it is). Each op runs in a process
 of its own (`test-backend-ops test -b <device> -o OP`): an abort (0.2.38's `dmmv != nullptr`)
 ends that op's run, recorded as its last case's verdict `abort: <message>`, and the others go on.
+
+A build whose registry does not list the Vulkan device (0.2.56: `ggml_backend_vk_reg_devices`
+walks the instance's device list before anything has made the instance, so test-backend-ops
+reports "Testing 1 backends", the CPU alone; 0.2.78's makes the instance first) is recorded as
+`"registered": false`, and its ops are run by a second executable, the same objects linked with
+one constructor of ours (`vk_instance_first.c`) that calls the header's
+`ggml_backend_vk_get_device_count()`, which makes the instance, before main.
 """
 
 from __future__ import annotations
@@ -41,7 +48,7 @@ def build(target: str) -> Path:
     out = root / "upstream-ops"
     exe = out / "test-backend-ops"
     stamp = out / ".build"
-    recipe = f"{sd.sha256} {' '.join(CFLAGS)} {' '.join(VULKAN_CXXFLAGS)} -DGGML_USE_VULKAN"
+    recipe = f"{sd.sha256} {' '.join(CFLAGS)} {' '.join(VULKAN_CXXFLAGS)} -DGGML_USE_VULKAN instance-first"
     if exe.is_file() and stamp.is_file() and stamp.read_text().strip() == recipe:
         return exe
     out.mkdir(parents=True, exist_ok=True)
@@ -56,8 +63,26 @@ def build(target: str) -> Path:
         _run(["g++", *VULKAN_CXXFLAGS, "-DGGML_USE_VULKAN", f"-I{src}", "-c", str(src / s), "-o", str(obj)])
         objs.append(str(obj))
     _run(["g++", *objs, "-o", str(exe), "-lvulkan", "-lm", "-lpthread"])
+    first = out / "vk_instance_first.c"
+    first.write_text(INSTANCE_FIRST)
+    _run(["gcc", *cflags, "-c", str(first), "-o", str(out / "vk_instance_first.o")])
+    _run(["g++", *objs, str(out / "vk_instance_first.o"), "-o", str(out / "test-backend-ops-instance-first"),
+          "-lvulkan", "-lm", "-lpthread"])
     stamp.write_text(recipe + "\n")
     return exe
+
+
+#: linked into the second executable only: makes the Vulkan instance before main (see the module's text)
+INSTANCE_FIRST = """int ggml_backend_vk_get_device_count(void);
+__attribute__((constructor)) static void vk_instance_first(void) { (void) ggml_backend_vk_get_device_count(); }
+"""
+
+
+def registered(exe: Path, device: str) -> bool:
+    """Whether test-backend-ops finds `device` in the build's registry ("Backend 2/2 (Vulkan0)")."""
+    proc = subprocess.run([str(exe), "test", "-b", device, "-o", "SCALE"], capture_output=True, text=True,
+                          timeout=300, cwd=exe.parent)
+    return re.search(rf"^Backend \d+/\d+ \({re.escape(device)}\)", _ANSI.sub("", proc.stdout), re.M) is not None
 
 
 def _run(cmd: list[str]) -> None:
@@ -121,8 +146,15 @@ def main() -> int:
         sys.exit("needs g++ and libvulkan-dev")
     exe = build(args.target)
     device = device_name(args.target)
+    on_its_own = registered(exe, device)
+    if not on_its_own:
+        print(f"{args.target}: test-backend-ops does not find {device} in the registry; running the ops with "
+              "the instance made first (vk_instance_first.c)", file=sys.stderr)
+        exe = exe.parent / "test-backend-ops-instance-first"
+        if not registered(exe, device):
+            sys.exit(f"{args.target}: {device} is not registered even with the instance made first")
     results = [run_op(exe, device, op, args.timeout) for op in args.ops.split(",")]
-    data = {"target": args.target, "device": device, "ops": results}
+    data = {"target": args.target, "device": device, "registered": on_its_own, "ops": results}
     text = json.dumps(data, indent=1) + "\n"
     if args.json:
         args.json.write_text(text)
