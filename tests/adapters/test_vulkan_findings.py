@@ -62,6 +62,9 @@ FINDINGS = [
     ("0.2.56", "ops.scale_computes", {"a": TensorSpec(type=0, ne=(10, 10, 10, 10)), "s": 2.0,
                                       "where": Placement(kind="vdev", vdev=VDevParams()), "seed": 0, "spread": 0},
      "10000 of 10000 element(s) out of tolerance"),
+    *((v, "ops.norm_computes", {"a": TensorSpec(type=0, ne=(64, 10, 10, 10)), "eps": 0.1, "constant": False,
+                                "where": Placement(kind="vdev", vdev=VDevParams()), "seed": 0, "spread": 0},
+       "64000 of 64000 element(s) out of tolerance") for v in ("0.2.38", "0.2.56")),
 ]
 
 
