@@ -187,6 +187,17 @@ def norm_reason(v: str, line: str) -> str:
             "replays it")
 
 
+def repeat_reason(op: str) -> str:
+    return (f"a defect of the port (llama-cpp-python 0.2.38; fixed in 0.2.56): {op} with b repeated along "
+            "dimension 0 is wrong: 0.2.38's add/mul shaders read b at the destination's flat index modulo b's "
+            "element count (data_b[idx % p.KY], ggml_vk_add/ggml_vk_mul pass ggml_nelements(src1)), which is right "
+            "only when b repeats as one whole block (rows, or dimension 2); with a [16,4,2] and b [8,4,2] 112 of "
+            "128 elements differ. Upstream's own test-backend-ops fails the same broadcasts on this build (ADD and "
+            "MUL with nr > 1 in dims 0 to 2; bench/vulkan_upstream_ops.py); 0.2.56 indexes b by its own extents. "
+            "Pinned: the check's explicit example (b repeated along dim 0, on the plain device: every seed); "
+            "tests/adapters/test_vulkan_findings.py replays it")
+
+
 def broadcast_reason(v: str, what: str) -> str:
     return (f"{VULKAN_PREFIX}, a defect of the port (llama-cpp-python {v}): {what} computed on the device with "
             "each operand in a buffer of its own is off by whole values (BACK-15's device paths; upstream's own "
@@ -301,7 +312,8 @@ FLAKY = frozenset({"sched.buffer_no_backend_supports", "sched.foreign_backend", 
 VULKAN: dict[str, dict[tuple[str, str], str]] = {
     "0.2.38": {
         ("check", "backend.synchronize_completes_pending_work"): clear_reason("0.2.38"),
-        ("check", "ops.mul_computes"): rows_reason("0.2.38", "2785"),
+        ("check", "ops.mul_computes"): rows_reason("0.2.38", "2785") + ". And " + repeat_reason("MUL"),
+        ("check", "ops.add_computes"): f"{VULKAN_PREFIX}, " + repeat_reason("ADD"),
         ("check", "ops.norm_computes"): norm_reason("0.2.38", "1784"),
         ("check", "sched.allocation_graph"): mul_mat_reason("0.2.38", ""),
         ("check", "sched.cpu_first_device_last"): mul_mat_reason("0.2.38", " (here the n2 node)"),

@@ -788,6 +788,13 @@ def _binary_graph(t: Target, where: Placement, case: tuple[int, int, Shape, Shap
     return scene, t.op(op, [a, b], ())
 
 
+#: an explicit example of add_computes and mul_computes: b repeated along dimension 0 (as test-backend-ops'
+#: ADD and MUL cases with nr[0] = 2), on the plain device, so every run judges it on the device
+_REPEATED_ALONG_DIM_0 = {"case": (F32, F32, (16, 4, 2), (8, 4, 2), "root", "root"),
+                         "where": Placement("vdev", VDevParams()), "seed": 0, "spread": 0}
+
+
+@example(**_REPEATED_ALONG_DIM_0)
 @check("CORE-54", case=_binary_cases(), where=placements, seed=seeds, spread=st.integers(0, 8))
 def add_computes(t: Target, rec: Recorder, case: tuple[int, int, Shape, Shape, str, str], where: Placement, seed: int,
                  spread: int) -> None:
@@ -814,6 +821,7 @@ def f32_binary_needs_adjacent_elements(t: Target, rec: Recorder, ne: tuple[int, 
     scene.run([t.op(op, [t.op("transpose", [root], ()), b], ())])
 
 
+@example(**_REPEATED_ALONG_DIM_0)
 @check("CORE-57", case=_binary_cases(f16=False), where=placements, seed=seeds, spread=st.integers(0, 8))
 def mul_computes(t: Target, rec: Recorder, case: tuple[int, int, Shape, Shape, str, str], where: Placement, seed: int,
                  spread: int) -> None:
