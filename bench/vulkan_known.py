@@ -166,14 +166,20 @@ def rows_reason(v: str, line: str) -> str:
             "(that example replayed)")
 
 
+def _upstream_case(fails: str, case: str) -> str:
+    """The end of a kernel finding's reason: upstream's own test agrees, and the explicit example pins it."""
+    return (f"Upstream's own test-backend-ops fails {fails}; bench/vulkan_upstream_ops.py). Pinned: the check's "
+            f"explicit example, {case} on the plain device (every seed); tests/adapters/test_vulkan_findings.py "
+            "replays it")
+
+
 def scale_reason() -> str:
     return (f"{VULKAN_PREFIX}, a defect of the port (llama-cpp-python 0.2.56; fixed in 0.2.78): SCALE adds its "
             "factor instead of multiplying by it: the scale_f32 shader of 0.2.56's ggml_vk_generate_shaders.py "
             "(scale_body, the SPIR-V in ggml-vulkan-shaders.hpp) writes data_a[i] + p.param1, where 0.2.78's writes "
             "data_a[i] * p.param1 (0.2.38's older shader multiplies too). CORE-59: every element differs "
-            "(x + 2 for 2x). Upstream's own test-backend-ops fails the same case on this build (SCALE "
-            "ne [10,10,10,10], scale 2: NMSE 0.99; bench/vulkan_upstream_ops.py). Pinned: the check's explicit "
-            "example, that case on the plain device (every seed); tests/adapters/test_vulkan_findings.py replays it")
+            "(x + 2 for 2x). " + _upstream_case("the same case on this build (SCALE ne [10,10,10,10], scale 2: NMSE 0.99",
+                                                 "that case"))
 
 
 def norm_reason(v: str, line: str) -> str:
@@ -181,10 +187,8 @@ def norm_reason(v: str, line: str) -> str:
             f"the norm_f32 shader of {v}'s ggml_vk_generate_shaders.py fixes 'const float eps = 1e-5f' (line {line}) "
             "and ggml_vk_norm passes no op_params (its RMS_NORM passes its eps); 0.2.78's ggml_vk_norm passes "
             "op_params[0]. CORE-66: with eps 0.1 every element differs (x/sqrt(var + 1e-5) for x/sqrt(var + 0.1)). "
-            "Upstream's own test-backend-ops fails the same cases on this build (NORM eps 0.001 and 0.1; "
-            "bench/vulkan_upstream_ops.py). Pinned: the check's explicit example, test-backend-ops' NORM case "
-            "(ne [64,10,10,10], eps 0.1) on the plain device (every seed); tests/adapters/test_vulkan_findings.py "
-            "replays it")
+            + _upstream_case("the same cases on this build (NORM eps 0.001 and 0.1",
+                             "test-backend-ops' NORM case (ne [64,10,10,10], eps 0.1)"))
 
 
 def repeat_reason(op: str) -> str:
