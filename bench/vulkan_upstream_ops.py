@@ -62,12 +62,11 @@ def build(target: str) -> Path:
         obj = out / (Path(s).name + ".o")
         _run(["g++", *VULKAN_CXXFLAGS, "-DGGML_USE_VULKAN", f"-I{src}", "-c", str(src / s), "-o", str(obj)])
         objs.append(str(obj))
-    _run(["g++", *objs, "-o", str(exe), "-lvulkan", "-lm", "-lpthread"])
     first = out / "vk_instance_first.c"
     first.write_text(INSTANCE_FIRST)
     _run(["gcc", *cflags, "-c", str(first), "-o", str(out / "vk_instance_first.o")])
-    _run(["g++", *objs, str(out / "vk_instance_first.o"), "-o", str(out / "test-backend-ops-instance-first"),
-          "-lvulkan", "-lm", "-lpthread"])
+    for name, extra in ((exe, []), (out / "test-backend-ops-instance-first", [str(out / "vk_instance_first.o")])):
+        _run(["g++", *objs, *extra, "-o", str(name), "-lvulkan", "-lm", "-lpthread"])
     stamp.write_text(recipe + "\n")
     return exe
 

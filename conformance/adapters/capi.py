@@ -39,6 +39,18 @@ def _free_contexts(free: Any, null: Any, contexts: list[Any]) -> None:
             free(ctx)
 
 
+def _context_slot(i: int) -> Any:
+    """An attribute that reads and writes `_contexts[i]`, the list the finalizer frees."""
+
+    def get(self: Any) -> Any:
+        return self._contexts[i]
+
+    def put(self: Any, value: Any) -> None:
+        self._contexts[i] = value
+
+    return property(get, put)
+
+
 class CApiTarget:
     default_profile = Profile.FIXED
 
@@ -58,23 +70,9 @@ class CApiTarget:
         #: (name, buffer type) of every virtual device this target made, for vdev_log
         self._devices: list[tuple[str, Any]] = []
 
-    @property
-    def ctx(self) -> Any:
-        """The tensor context (no_alloc): `_contexts[0]`."""
-        return self._contexts[0]
-
-    @ctx.setter
-    def ctx(self, value: Any) -> None:
-        self._contexts[0] = value
-
-    @property
-    def host_ctx(self) -> Any:
-        """The context of host tensors (allocated): `_contexts[1]`."""
-        return self._contexts[1]
-
-    @host_ctx.setter
-    def host_ctx(self, value: Any) -> None:
-        self._contexts[1] = value
+    #: the tensor context (no_alloc) and the context of host tensors (allocated): slots of `_contexts`
+    ctx = _context_slot(0)
+    host_ctx = _context_slot(1)
 
     # plumbing ------------------------------------------------------------------------------
 

@@ -788,10 +788,14 @@ def _binary_graph(t: Target, where: Placement, case: tuple[int, int, Shape, Shap
     return scene, t.op(op, [a, b], ())
 
 
+#: the plain virtual device (every knob at its default): the device `--device webgpu/vulkan` puts
+#: there. The op checks' explicit examples below use it, so every run computes those cases on it
+ON_THE_PLAIN_DEVICE = Placement("vdev", VDevParams())
+
 #: an explicit example of add_computes and mul_computes: b repeated along dimension 0 (as test-backend-ops'
-#: ADD and MUL cases with nr[0] = 2), on the plain device, so every run judges it on the device
-_REPEATED_ALONG_DIM_0 = {"case": (F32, F32, (16, 4, 2), (8, 4, 2), "root", "root"),
-                         "where": Placement("vdev", VDevParams()), "seed": 0, "spread": 0}
+#: ADD and MUL cases with nr[0] = 2), on the plain device
+_REPEATED_ALONG_DIM_0 = {"case": (F32, F32, (16, 4, 2), (8, 4, 2), "root", "root"), "where": ON_THE_PLAIN_DEVICE,
+                         "seed": 0, "spread": 0}
 
 
 @example(**_REPEATED_ALONG_DIM_0)
@@ -836,7 +840,7 @@ def mul_needs_f32_b(t: Target, rec: Recorder, ne: tuple[int, int], a_type: int, 
     scene.run([t.op("mul", [a, b], ())])
 
 
-@example(a=TensorSpec(F32, (10, 10, 10, 10)), s=2.0, where=Placement("vdev", VDevParams()), seed=0, spread=0)
+@example(a=TensorSpec(F32, (10, 10, 10, 10)), s=2.0, where=ON_THE_PLAIN_DEVICE, seed=0, spread=0)
 @check("CORE-59", a=tensor_specs(type_=st.just(F32)), s=st.floats(-1e4, 1e4, width=32), where=placements, seed=seeds,
        spread=st.integers(0, 8))
 def scale_computes(t: Target, rec: Recorder, a: TensorSpec, s: float, where: Placement, seed: int, spread: int) -> None:
@@ -929,8 +933,7 @@ def get_rows_computes(t: Target, rec: Recorder, shapes: tuple[int, Shape, Shape]
     _compute(t, rec, scene, [t.op("get_rows", [table, idx], ())])
 
 
-@example(a=TensorSpec(F32, (64, 10, 10, 10)), eps=0.1, constant=False, where=Placement("vdev", VDevParams()), seed=0,
-         spread=0)
+@example(a=TensorSpec(F32, (64, 10, 10, 10)), eps=0.1, constant=False, where=ON_THE_PLAIN_DEVICE, seed=0, spread=0)
 @check("CORE-66", a=tensor_specs(type_=st.just(F32)), eps=st.sampled_from([1e-5, 1e-6, 1e-3, 0.5, 3.0]),
        constant=st.booleans(), where=placements, seed=seeds, spread=st.integers(0, 8))
 def norm_computes(t: Target, rec: Recorder, a: TensorSpec, eps: float, constant: bool, where: Placement, seed: int,
